@@ -1,0 +1,39 @@
+# Shared by scripts/start and scripts/test: install what is missing, then build.
+# Debian 12 packages only; apt runs only when something is missing.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+BUILD_PACKAGES=(cmake ninja-build g++ libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+                libssl-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev)
+TEST_PACKAGES=(chromium)
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "Installing Debian packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+ensure_npm() {
+  command -v node >/dev/null || { echo "Node.js 20 and npm are needed: apt-get install nodejs npm" >&2; exit 1; }
+  if [ ! -d "$ROOT/node_modules" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ]; then
+    say "Installing npm packages"
+    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+# build DIR [cmake args…]
+build() {
+  local dir=$1; shift
+  say "Building $dir"
+  cmake -S "$ROOT" -B "$ROOT/$dir" -G Ninja "$@" >/dev/null
+  cmake --build "$ROOT/$dir"
+}

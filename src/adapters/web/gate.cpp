@@ -1,0 +1,76 @@
+#include "adapters/web/gate.hpp"
+
+#include "adapters/web/codec.hpp"
+#include "core/host.hpp"
+#include "core/random.hpp"
+
+namespace leuria::web {
+
+bool is_admin_path(std::string_view path) { return path == "/admin" || path.starts_with("/admin/"); }
+
+bool admin_token_valid(const http::Request& req, const GateConfig& cfg) {
+  if (cfg.admin_token.empty()) return false;
+  return core::constant_time_equal(req.bearer(), cfg.admin_token);
+}
+
+Admission admit(const http::Request& req, const GateConfig& cfg,
+                const std::function<bool(const std::string&)>& known_origin) {
+  Admission a;
+  // DNS rebinding: the Host must name this engine, once, and the target must be a path.
+  auto host = req.header("host");
+  if (req.header_count("host") != 1 || !host || !core::host_allowed(*host, cfg.port) ||
+      !(req.target.starts_with("/") || (req.method == "OPTIONS" && req.target == "*"))) {
+    a.refusal = error_response(403, "host not allowed");
+    return a;
+  }
+
+  const std::size_t origins = req.header_count("origin");
+  a.caller = origins > 1 ? core::Caller{core::CallerKind::bad_origin, {}, {}}
+                         : core::classify_caller(req.header("origin"), cfg.port);
+
+  if (a.caller.kind == core::CallerKind::desktop) {
+    if (cfg.admin_api && (is_admin_path(req.path) || admin_token_valid(req, cfg))) {
+      a.cors = true;
+      return a;
+    }
+    // Without the admin token a tauri.localhost page is just a web page; tauri:// is nothing.
+    a.caller.kind = a.caller.origin.starts_with("http") ? core::CallerKind::web : core::CallerKind::bad_origin;
+  }
+  switch (a.caller.kind) {
+    case core::CallerKind::bad_origin:
+      a.refusal = error_response(403, "origin not allowed");
+      return a;
+    case core::CallerKind::web:
+      if (cfg.silence && !known_origin(a.caller.origin)) {
+        a.refusal = silent_response();
+        return a;
+      }
+      a.cors = true;
+      return a;
+    case core::CallerKind::own_page:
+      a.cors = true;
+      return a;
+    default:
+      return a;
+  }
+}
+
+void add_cors(http::Response& res, const core::Caller& caller) {
+  res.set("Access-Control-Allow-Origin", caller.raw_origin);
+  res.set("Vary", "Origin");
+  res.set("Access-Control-Allow-Private-Network", "true");
+}
+
+http::Response preflight(const Admission& a, bool admin_path) {
+  http::Response r;
+  r.status = 204;
+  if (a.cors) {
+    add_cors(r, a.caller);
+    r.set("Access-Control-Allow-Methods", admin_path ? "GET, POST, DELETE, OPTIONS" : "GET, POST, OPTIONS");
+    r.set("Access-Control-Allow-Headers", "Content-Type, Authorization");
+    r.set("Access-Control-Max-Age", "600");
+  }
+  return r;
+}
+
+}  // namespace leuria::web

@@ -1,0 +1,79 @@
+#include "adapters/web/router.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <vector>
+
+#include "adapters/web/codec.hpp"
+#include "adapters/web/routes.hpp"
+
+namespace leuria::web {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::vector<std::string> segments(std::string_view path) {
+  std::vector<std::string> out;
+  while (!path.empty()) {
+    if (path.front() == '/') {
+      path.remove_prefix(1);
+      continue;
+    }
+    auto slash = path.find('/');
+    out.emplace_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash);
+  }
+  return out;
+}
+
+}  // namespace
+
+asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
+  Admission a = admit(req, ctx_.gate, [this](const std::string& origin) {
+    return ctx_.grants.has_grant(origin) || ctx_.pairing.has_open_request(origin);
+  });
+  if (a.refusal) {
+    spdlog::debug("event=http.gate method={} path={} status={}", req.method, req.path, a.refusal->status);
+    co_return std::move(*a.refusal);
+  }
+  if (req.method == "OPTIONS") co_return preflight(a, ctx_.gate.admin_api && is_admin_path(req.path));
+
+  http::Response res;
+  try {
+    res = co_await route(req, a.caller);
+  } catch (const std::exception& e) {
+    spdlog::error("event=http.error method={} path={} error=\"{}\"", req.method, req.path, e.what());
+    res = error_response(500, "Unexpected engine error");
+  }
+  if (a.cors) add_cors(res, a.caller);
+  spdlog::debug("event=http.request method={} path={} status={}", req.method, req.path, res.status);
+  co_return res;
+}
+
+asio::awaitable<http::Response> WebApi::route(http::Request& req, const core::Caller& caller) {
+  const auto seg = segments(req.path);
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  const bool post = req.method == "POST";
+
+  if (seg.size() == 1 && seg[0] == "health" && get) co_return health(ctx_, req, caller);
+
+  if (!seg.empty() && seg[0] == "connect") {
+    if (seg.size() == 2 && seg[1] == "claim" && post) co_return co_await connect_claim(ctx_, req, caller);
+    if (seg.size() == 3 && seg[1] == "assets" && get) co_return connect_asset(seg[2], caller);
+    if (seg.size() == 2 && get) co_return connect_page(ctx_, seg[1], caller);
+    if (seg.size() == 3 && seg[2] == "state" && get) co_return connect_state(ctx_, seg[1], caller);
+    if (seg.size() == 3 && seg[2] == "decide" && post) co_return connect_decide(ctx_, req, seg[1], caller);
+  }
+
+  if (!seg.empty() && seg[0] == "admin" && ctx_.gate.admin_api) co_return admin(ctx_, req, caller);
+
+  // Everything else needs a grant from a web page; the engine's own page may use nothing else.
+  if (caller.kind == core::CallerKind::own_page) co_return not_allowed_for_caller();
+  if (caller.kind == core::CallerKind::web && !ctx_.grants.token_valid(caller.origin, req.bearer()))
+    co_return error_response(401, "This site is not connected to Leuria", "not_paired");
+  co_return error_response(404, "Not found");
+}
+
+}  // namespace leuria::web

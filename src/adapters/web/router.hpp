@@ -1,0 +1,40 @@
+// The web door: every HTTP request from pages, the engine's own page, the desktop app and local
+// processes enters here, passes the gate, and is routed. One wrapper turns exceptions into 500.
+#pragma once
+#include <boost/asio/awaitable.hpp>
+#include <map>
+#include <string>
+
+#include "adapters/web/gate.hpp"
+#include "core/ai_name.hpp"
+#include "core/grants.hpp"
+#include "core/pairing.hpp"
+#include "http/message.hpp"
+
+namespace leuria::web {
+
+struct EngineInfo {
+  std::string version;
+  bool approvals_in_app = false;
+  core::AiChoice default_ai;
+  std::map<std::string, std::string> agent_names;
+};
+
+struct WebContext {
+  core::GrantBook& grants;
+  core::PairingBook& pairing;
+  GateConfig gate;
+  EngineInfo info;
+};
+
+class WebApi {
+ public:
+  explicit WebApi(WebContext ctx) : ctx_(std::move(ctx)) {}
+  boost::asio::awaitable<http::Response> handle(http::Request& req);
+
+ private:
+  boost::asio::awaitable<http::Response> route(http::Request& req, const core::Caller& caller);
+  WebContext ctx_;
+};
+
+}  // namespace leuria::web

@@ -1,0 +1,24 @@
+// Route handlers of the web door (internal to adapters/web). Each takes an admitted caller.
+#pragma once
+#include <boost/asio/awaitable.hpp>
+#include <string>
+
+#include "adapters/web/router.hpp"
+
+namespace leuria::web {
+
+http::Response not_allowed_for_caller();
+
+http::Response health(WebContext& ctx, const http::Request& req, const core::Caller& caller);
+
+boost::asio::awaitable<http::Response> connect_claim(WebContext& ctx, const http::Request& req,
+                                                     const core::Caller& caller);
+http::Response connect_page(WebContext& ctx, const std::string& id, const core::Caller& caller);
+http::Response connect_state(WebContext& ctx, const std::string& id, const core::Caller& caller);
+http::Response connect_decide(WebContext& ctx, const http::Request& req, const std::string& id,
+                              const core::Caller& caller);
+http::Response connect_asset(const std::string& name, const core::Caller& caller);
+
+http::Response admin(WebContext& ctx, const http::Request& req, const core::Caller& caller);
+
+}  // namespace leuria::web

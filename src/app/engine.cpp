@@ -1,0 +1,146 @@
+#include "app/engine.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <spdlog/spdlog.h>
+
+#include "adapters/web/router.hpp"
+#include "app/app_events.hpp"
+#include "app/logging.hpp"
+#include "core/grants.hpp"
+#include "core/pairing.hpp"
+#include "http/server.hpp"
+#include "store/config_file.hpp"
+#include "store/grants_file.hpp"
+#include "store/grants_watch.hpp"
+#include "store/home.hpp"
+#include "transport/listener.hpp"
+
+namespace leuria::app {
+
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr int kDefaultPort = 19570;
+constexpr std::size_t kMinAdminToken = 32;
+
+// One plain sentence for the visitor on stderr, and for the desktop app as a JSON line.
+int fail(bool app_mode, const std::string& message) {
+  if (app_mode) write_json_line(error_line(message));
+  std::fprintf(stderr, "leuria: %s\n", message.c_str());
+  return 1;
+}
+
+// --port > LEURIA_PORT > config.json "port" > 19570.
+std::variant<int, std::string> resolve_port(const StartOptions& o, const store::Config& config) {
+  if (o.port) return *o.port;
+  if (const char* env = std::getenv("LEURIA_PORT"); env && *env) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (*end != '\0' || v < 0 || v > 65535)
+      return std::string("LEURIA_PORT must be a whole number from 0 to 65535, not '") + env + "'.";
+    return static_cast<int>(v);
+  }
+  if (config.port) return *config.port;
+  return kDefaultPort;
+}
+
+void log_spawn_error(std::exception_ptr e) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    spdlog::error("event=task.failed error=\"{}\"", ex.what());
+  }
+}
+
+}  // namespace
+
+int run_engine(const StartOptions& o) {
+  const bool app_mode = o.app || o.dev_pairing;
+  setup_logging(o.verbose);
+
+  auto timings = timings_from_env();
+  if (auto* err = std::get_if<std::string>(&timings)) return fail(app_mode, *err);
+  const Timings t = std::get<Timings>(timings);
+  if (std::getenv("LEURIA_TEST_TIMINGS")) spdlog::warn("event=config.test_timings note=\"test timings in force\"");
+
+  std::string admin_token;
+  if (app_mode) {
+    const char* tok = std::getenv("LEURIA_ADMIN_TOKEN");
+    admin_token = tok ? tok : "";
+    if (admin_token.size() < kMinAdminToken)
+      return fail(true, "App mode needs LEURIA_ADMIN_TOKEN set to a secret of at least 32 characters.");
+  }
+
+  const auto home = store::home_dir();
+  if (auto ok = store::ensure_home(home); !ok) return fail(app_mode, ok.error());
+  auto config = store::load_config(home);
+  if (!config) return fail(app_mode, config.error());
+  auto port_or = resolve_port(o, *config);
+  if (auto* err = std::get_if<std::string>(&port_or)) return fail(app_mode, *err);
+
+  asio::io_context ioc(1);
+  auto listening = transport::listen_loopback(ioc.get_executor(), static_cast<std::uint16_t>(std::get<int>(port_or)));
+  if (!listening) return fail(app_mode, listening.error());
+  asio::ip::tcp::acceptor acceptor = std::move(*listening);
+  const std::uint16_t port = acceptor.local_endpoint().port();
+
+  try {
+    store::GrantsFile grants_file(home, [](const std::string& m) { spdlog::error("event=grants.corrupt msg=\"{}\"", m); });
+    core::GrantBook grants(grants_file, t.last_used);
+    grants.on_revoked([](const std::string& origin) { spdlog::info("event=grant.ended origin={}", origin); });
+    store::GrantsWatch watch(ioc.get_executor(), home, [&grants] { grants.reload(); });
+    watch.start();
+
+    PairingAnnouncer announcer(app_mode, port, !o.no_open);
+    core::PairingBook pairing(ioc.get_executor(), grants,
+                              app_mode ? core::PairingMode::link_asks : core::PairingMode::claim_asks, t.pairing,
+                              announcer);
+
+    web::WebContext ctx{grants, pairing,
+                        web::GateConfig{port, o.app && !o.dev_pairing, app_mode, admin_token},
+                        web::EngineInfo{LEURIA_VERSION, app_mode,
+                                        core::AiChoice{config->agent.value_or(core::kDefaultAgent), config->model},
+                                        config->agent_names}};
+    web::WebApi api(std::move(ctx));
+    http::Handler handler = [&api](http::Request& r) { return api.handle(r); };
+
+    asio::co_spawn(ioc,
+                   transport::accept_loop(acceptor, [&](asio::ip::tcp::socket s) {
+                     asio::co_spawn(ioc, http::serve_connection(std::move(s), handler, http::ServerLimits{}),
+                                    log_spawn_error);
+                   }),
+                   log_spawn_error);
+
+    asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    signals.async_wait([&](boost::system::error_code, int) {
+      spdlog::info("event=engine.stopping");
+      boost::system::error_code ignored;
+      acceptor.close(ignored);
+      ioc.stop();
+    });
+
+    const std::string url = "http://127.0.0.1:" + std::to_string(port);
+    if (app_mode) {
+      write_json_line(ready_line(port));
+      std::fprintf(stderr, "Leuria engine listening on %s\n", url.c_str());
+    } else {
+      std::printf("Leuria engine listening on %s\n", url.c_str());
+      std::fflush(stdout);
+    }
+    spdlog::info("event=engine.ready port={} mode={} home={}", port,
+                 o.dev_pairing ? "dev-pairing" : (o.app ? "app" : "cli"), home.string());
+    ioc.run();
+  } catch (const std::exception& e) {
+    return fail(app_mode, e.what());
+  }
+  return 0;
+}
+
+}  // namespace leuria::app

@@ -1,0 +1,98 @@
+#include "app/options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdlib>
+#include <iostream>
+
+namespace leuria::app {
+
+std::variant<Command, int> parse_command_line(int argc, char** argv) {
+  CLI::App cli{
+      "leuria: lets the web pages you approve use your own AI (an ACP agent such as Claude Code,\n"
+      "or a local model) through an engine on this computer, listening on 127.0.0.1 only.",
+      "leuria"};
+  cli.set_version_flag("--version", "leuria " LEURIA_VERSION, "Print the version and exit");
+  cli.footer(
+      "Files live in LEURIA_HOME (default ~/.leuria): config.json, grants.json.\n"
+      "Port: --port, else LEURIA_PORT, else config.json \"port\", else 19570.\n"
+      "App mode (--app) needs LEURIA_ADMIN_TOKEN (32+ characters) and writes JSON lines on stdout.");
+
+  StartOptions start;
+  int port = 0;
+  auto add_start_flags = [&](CLI::App* app) {
+    app->add_option("-p,--port", port, "Port to listen on (0 picks a free one)")->check(CLI::Range(0, 65535));
+    app->add_flag("--app", start.app, "Run as the desktop app's engine: silent to unknown sites, admin API on");
+    app->add_flag("--dev-pairing", start.dev_pairing, "App mode without silence, for developing an app");
+    app->add_flag("--no-open", start.no_open, "Don't open approval pages in the browser (only print them)");
+    app->add_flag("-v,--verbose", start.verbose, "Log every request (to stderr)");
+  };
+  add_start_flags(&cli);
+  auto* start_cmd = cli.add_subcommand("start", "Run the engine (what `leuria` alone does)");
+  start_cmd->fallthrough();
+
+  auto* sites = cli.add_subcommand("sites", "List the sites you connected (origin, app, created, last used)");
+  std::string origin;
+  auto* revoke = sites->add_subcommand("revoke", "Disconnect a site; a running engine stops answering its token at once");
+  revoke->add_option("origin", origin, "The site's origin, e.g. https://example.com")->required();
+  cli.require_subcommand(0, 1);
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    while (!what.empty() && (what.back() == '\n' || what.back() == '.')) what.pop_back();
+    std::cerr << "leuria: " << what << ". Run 'leuria --help' for the options.\n";
+    return 2;
+  }
+
+  if (revoke->parsed()) return Command{SitesRevoke{origin}};
+  if (sites->parsed()) return Command{SitesList{}};
+  if (cli.count("--port") > 0) start.port = port;
+  return Command{start};
+}
+
+namespace {
+
+bool parse_ms(std::string_view v, std::chrono::milliseconds& out) {
+  long long n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc{} || end != v.data() + v.size() || n < 0) return false;
+  out = std::chrono::milliseconds(n);
+  return true;
+}
+
+}  // namespace
+
+std::variant<Timings, std::string> timings_from_env() {
+  Timings t;
+  const char* env = std::getenv("LEURIA_TEST_TIMINGS");
+  if (!env) return t;
+  std::string_view rest(env);
+  while (!rest.empty()) {
+    auto comma = rest.find(',');
+    auto item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    auto key = item.substr(0, eq);
+    auto value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+    std::chrono::milliseconds* slot = nullptr;
+    if (key == "claimWaitMs") slot = &t.pairing.claim_wait;
+    else if (key == "expiryMs") slot = &t.pairing.expiry;
+    else if (key == "cooldownMs") slot = &t.pairing.cooldown;
+    else if (key == "lastUsedMs") slot = &t.last_used;
+    if (!slot || !parse_ms(value, *slot))
+      return "LEURIA_TEST_TIMINGS has an unknown or malformed item '" + std::string(item) +
+             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs).";
+  }
+  return t;
+}
+
+}  // namespace leuria::app

@@ -1,0 +1,40 @@
+// The command line (CLI11): `leuria [start]`, `leuria sites`, `leuria sites revoke <origin>`.
+// Words and flags are the original engine's, so scripts and docs written for it keep working.
+#pragma once
+#include <chrono>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "core/pairing.hpp"
+
+namespace leuria::app {
+
+struct StartOptions {
+  std::optional<int> port;
+  bool app = false;
+  bool dev_pairing = false;
+  bool no_open = false;
+  bool verbose = false;
+};
+
+struct SitesList {};
+struct SitesRevoke {
+  std::string origin;
+};
+using Command = std::variant<StartOptions, SitesList, SitesRevoke>;
+
+// Parses argv. On --help/--version (exit 0) or a usage error (one sentence on stderr, exit 2),
+// returns the exit code instead of a command.
+std::variant<Command, int> parse_command_line(int argc, char** argv);
+
+// Timings that tests shorten through LEURIA_TEST_TIMINGS ("claimWaitMs=300,expiryMs=2000,…").
+// Read only for that purpose; the engine logs a warning when it is set.
+struct Timings {
+  core::PairingTimings pairing;
+  std::chrono::milliseconds last_used{60'000};
+};
+// The error is a plain sentence.
+std::variant<Timings, std::string> timings_from_env();
+
+}  // namespace leuria::app

@@ -1,0 +1,33 @@
+#include "core/caller.hpp"
+
+#include "core/host.hpp"
+#include "core/origin.hpp"
+
+namespace leuria::core {
+
+bool is_desktop_origin(std::string_view o) {
+  return o == "tauri://localhost" || o == "http://tauri.localhost" || o == "https://tauri.localhost";
+}
+
+Caller classify_caller(std::optional<std::string_view> origin_header, std::uint16_t port) {
+  Caller c;
+  if (!origin_header) return c;
+  c.raw_origin = std::string(*origin_header);
+  auto parsed = parse_origin(*origin_header);
+  if (!parsed) {
+    c.kind = CallerKind::bad_origin;
+    return c;
+  }
+  c.origin = parsed->serialized();
+  if (is_desktop_origin(c.origin))
+    c.kind = CallerKind::desktop;
+  else if (!parsed->is_web())
+    c.kind = CallerKind::bad_origin;
+  else if (is_own_origin(c.origin, port))
+    c.kind = CallerKind::own_page;
+  else
+    c.kind = CallerKind::web;
+  return c;
+}
+
+}  // namespace leuria::core

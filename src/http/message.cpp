@@ -1,0 +1,83 @@
+#include "http/message.hpp"
+
+namespace leuria::http {
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto lo = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lo(a[i]) != lo(b[i])) return false;
+  }
+  return true;
+}
+
+std::optional<std::string_view> Request::header(std::string_view name) const {
+  for (auto& h : headers)
+    if (iequals(h.name, name)) return std::string_view(h.value);
+  return std::nullopt;
+}
+
+std::size_t Request::header_count(std::string_view name) const {
+  std::size_t n = 0;
+  for (auto& h : headers)
+    if (iequals(h.name, name)) ++n;
+  return n;
+}
+
+std::string_view Request::bearer() const {
+  auto auth = header("authorization");
+  if (!auth || auth->size() < 7 || !iequals(auth->substr(0, 7), "bearer ")) return {};
+  auto token = auth->substr(7);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  return token;
+}
+
+void Response::set(std::string name, std::string value) {
+  for (auto& h : headers)
+    if (iequals(h.name, name)) {
+      h.value = std::move(value);
+      return;
+    }
+  headers.push_back({std::move(name), std::move(value)});
+}
+
+std::optional<std::string_view> Response::header(std::string_view name) const {
+  for (auto& h : headers)
+    if (iequals(h.name, name)) return std::string_view(h.value);
+  return std::nullopt;
+}
+
+namespace {
+int hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+std::string decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') out += ' ';
+    else if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else out += s[i];
+  }
+  return out;
+}
+}  // namespace
+
+std::optional<std::string> query_param(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto part = query.substr(0, amp);
+    auto eq = part.find('=');
+    if (decode(part.substr(0, eq)) == name) return eq == std::string_view::npos ? "" : decode(part.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace leuria::http

@@ -1,0 +1,50 @@
+// Messages: an HTTP request and response as the adapters see them. No Beast here, so adapters
+// and their tests stay free of it; http/server.cpp converts at the edge.
+#pragma once
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leuria::http {
+
+struct Header {
+  std::string name;
+  std::string value;
+};
+
+struct Request {
+  std::string method;  // "GET", "POST", …
+  std::string target;  // as sent
+  std::string path;    // target without the query
+  std::string query;   // after '?', without it
+  std::vector<Header> headers;
+  std::string body;
+
+  // The first header of that name (case-insensitive).
+  std::optional<std::string_view> header(std::string_view name) const;
+  std::size_t header_count(std::string_view name) const;
+  // The token of "Authorization: Bearer <token>", or empty.
+  std::string_view bearer() const;
+};
+
+struct Response {
+  unsigned status = 200;
+  std::vector<Header> headers;
+  std::string body;
+  bool close = false;  // close the connection after this response
+
+  void set(std::string name, std::string value);
+  std::optional<std::string_view> header(std::string_view name) const;
+};
+
+using Handler = std::function<boost::asio::awaitable<Response>(Request&)>;
+
+bool iequals(std::string_view a, std::string_view b);
+
+// The value of a query parameter, percent-decoded; nullopt when absent.
+std::optional<std::string> query_param(std::string_view query, std::string_view name);
+
+}  // namespace leuria::http

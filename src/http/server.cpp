@@ -1,0 +1,129 @@
+#include "http/server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <optional>
+#include <spdlog/spdlog.h>
+
+namespace leuria::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+
+namespace {
+
+Response plain_error(unsigned status, std::string_view message) {
+  Response r;
+  r.status = status;
+  r.set("Content-Type", "application/json");
+  r.body = std::string("{\"error\":\"") + std::string(message) + "\"}";
+  r.close = true;
+  return r;
+}
+
+// A request the parser rejected (as opposed to a connection that closed or timed out).
+bool is_parse_error(const beast::error_code& ec) {
+  return ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
+         ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
+}
+
+Request to_request(bhttp::request<bhttp::string_body>&& in) {
+  Request r;
+  r.method = std::string(in.method_string());
+  r.target = std::string(in.target());
+  auto q = r.target.find('?');
+  r.path = r.target.substr(0, q);
+  if (q != std::string::npos) r.query = r.target.substr(q + 1);
+  for (auto& f : in) r.headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  r.body = std::move(in.body());
+  return r;
+}
+
+asio::awaitable<bool> write(beast::tcp_stream& stream, Response& res, bool keep_alive, unsigned version,
+                            std::chrono::seconds timeout) {
+  bhttp::response<bhttp::string_body> out;
+  out.version(version);
+  out.result(res.status);
+  for (auto& h : res.headers) out.insert(h.name, h.value);
+  out.body() = std::move(res.body);
+  out.keep_alive(keep_alive && !res.close);
+  out.prepare_payload();
+  stream.expires_after(timeout);
+  auto [ec, n] = co_await bhttp::async_write(stream, out, asio::as_tuple(asio::use_awaitable));
+  co_return !ec && out.keep_alive();
+}
+
+// After refusing a request whose body is still arriving, closing at once would reset the connection
+// and the client could lose our answer. Like nginx's lingering close: stop sending, then read and
+// discard for a short while.
+asio::awaitable<void> linger_close(beast::tcp_stream& stream) {
+  beast::error_code ec;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  char sink[16384];
+  stream.expires_after(std::chrono::seconds(2));
+  for (std::size_t total = 0; total < 64 * 1024 * 1024;) {
+    auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), asio::as_tuple(asio::use_awaitable));
+    if (rec) break;
+    total += n;
+  }
+}
+
+}  // namespace
+
+asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler handler, ServerLimits limits) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  bool first = true;
+  for (;;) {
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(limits.header_bytes));
+    parser.body_limit(limits.body_bytes);
+
+    stream.expires_after(first ? limits.header_timeout : limits.idle_timeout);
+    first = false;
+    auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    std::optional<Response> refusal;
+    if (ec == bhttp::error::header_limit) {
+      refusal = plain_error(431, "Request headers too large");
+    } else if (ec == bhttp::error::body_limit) {
+      refusal = plain_error(413, "Request body too large");
+    } else if (is_parse_error(ec)) {
+      refusal = plain_error(400, "Malformed HTTP request");
+    } else if (ec) {
+      co_return;  // closed, reset or timed out
+    }
+    if (!refusal) {
+      stream.expires_after(limits.body_timeout);
+      auto [ec2, m] = co_await bhttp::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+      if (ec2 == bhttp::error::body_limit)
+        refusal = plain_error(413, "Request body too large");
+      else if (is_parse_error(ec2))
+        refusal = plain_error(400, "Malformed HTTP request");
+      else if (ec2)
+        co_return;
+    }
+    if (refusal) {
+      spdlog::debug("event=http.refused status={}", refusal->status);
+      co_await write(stream, *refusal, false, 11, limits.write_timeout);
+      co_await linger_close(stream);
+      co_return;
+    }
+
+    auto message = parser.release();
+    const bool keep_alive = message.keep_alive();
+    const unsigned version = message.version();
+    Request request = to_request(std::move(message));
+    stream.expires_never();  // the handler may long-poll
+    Response response = co_await handler(request);
+    if (!co_await write(stream, response, keep_alive, version, limits.write_timeout)) {
+      beast::error_code ignored;
+      stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+      co_return;
+    }
+  }
+}
+
+}  // namespace leuria::http

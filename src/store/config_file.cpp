@@ -1,0 +1,50 @@
+#include "store/config_file.hpp"
+
+#include <sys/stat.h>
+
+#include <boost/json.hpp>
+
+#include "store/atomic_file.hpp"
+
+namespace leuria::store {
+
+namespace json = boost::json;
+
+std::filesystem::path config_path(const std::filesystem::path& home) { return home / "config.json"; }
+
+boost::system::result<Config, std::string> load_config(const std::filesystem::path& home) {
+  auto path = config_path(home);
+  std::optional<std::string> text;
+  try {
+    text = read_file(path);
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  Config c;
+  if (!text) return c;
+  ::chmod(path.c_str(), 0600);  // the visitor's file may have been created by hand
+
+  boost::system::error_code ec;
+  json::value v = json::parse(*text, ec);
+  if (ec || !v.is_object()) return path.string() + " is not a valid JSON object; fix or remove it.";
+  const auto& o = v.as_object();
+  if (auto* p = o.if_contains("port")) {
+    if (!p->is_int64() && !p->is_uint64())
+      return path.string() + ": \"port\" must be a whole number from 0 to 65535.";
+    auto n = p->to_number<std::int64_t>();
+    if (n < 0 || n > 65535) return path.string() + ": \"port\" must be a whole number from 0 to 65535.";
+    c.port = static_cast<int>(n);
+  }
+  if (auto* a = o.if_contains("agent"); a && a->is_string()) c.agent = std::string(a->as_string());
+  if (auto* m = o.if_contains("model"); m && m->is_string()) c.model = std::string(m->as_string());
+  if (auto* agents = o.if_contains("agents"); agents && agents->is_object()) {
+    for (auto& [id, def] : agents->as_object()) {
+      if (!def.is_object()) continue;
+      auto* name = def.as_object().if_contains("name");
+      c.agent_names[std::string(id)] = (name && name->is_string()) ? std::string(name->as_string()) : "";
+    }
+  }
+  return c;
+}
+
+}  // namespace leuria::store

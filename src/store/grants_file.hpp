@@ -1,0 +1,32 @@
+// grants.json: {"grants":[{origin, app?, tokenHash, createdAt, lastUsedAt?, needs?, agent?, model?}]}.
+// Every change is read-modify-write under grants.json.lock, written atomically (0600), and keeps
+// fields and entries it doesn't understand. A file that isn't JSON is moved aside, never emptied.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/grants.hpp"
+
+namespace leuria::store {
+
+class GrantsFile final : public core::GrantRepository {
+ public:
+  // log: receives one plain sentence when the file had to be set aside.
+  GrantsFile(std::filesystem::path home, std::function<void(const std::string&)> log);
+
+  std::vector<core::Grant> load() override;
+  core::Grant upsert(const core::Grant& grant) override;
+  bool remove(const std::string& origin) override;
+  void touch(const std::string& origin, const std::string& when) override;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path lock_path_;
+  std::function<void(const std::string&)> log_;
+};
+
+}  // namespace leuria::store

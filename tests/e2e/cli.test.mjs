@@ -1,0 +1,164 @@
+// Command line: flags, --version, help, a busy port, and where the port comes from.
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fsp from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { startEngine, stopAll, runCli, makeHome, busyPort, local, VERSION } from './helpers.mjs';
+
+const LISTEN_RE = /^Leuria engine listening on http:\/\/127\.0\.0\.1:(\d+)$/;
+
+async function homeWithConfig(config) {
+  const home = await makeHome();
+  if (config !== undefined) await fsp.writeFile(path.join(home, 'config.json'), typeof config === 'string' ? config : JSON.stringify(config), { mode: 0o600 });
+  return home;
+}
+
+function assertBusy(r, port) {
+  assert.equal(r.timedOut, false, `the engine should have failed on busy port ${port}, it kept running; stdout: ${r.stdout}`);
+  assert.equal(r.code, 1, `exit code; stderr: ${r.stderr}`);
+  const lines = r.stderr.split('\n').filter((l) => l.trim());
+  assert.equal(lines.length, 1, `one line on stderr, got: ${r.stderr}`);
+  assert.match(lines[0], /already in use/);
+}
+
+describe('cli', { timeout: 60000 }, () => {
+  let busy;
+  const homes = [];
+  before(async () => {
+    busy = await busyPort();
+  });
+  after(async () => {
+    await stopAll();
+    await busy.close();
+    await Promise.all(homes.map((h) => fsp.rm(h, { recursive: true, force: true })));
+  });
+  const home = async (config) => {
+    const h = await homeWithConfig(config);
+    homes.push(h);
+    return h;
+  };
+
+  describe('flags', () => {
+    it('--version prints the version', async () => {
+      const r = await runCli(['--version']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout.trim(), `leuria ${VERSION}`);
+    });
+
+    for (const flag of ['-h', '--help']) {
+      it(`${flag} prints help with the subcommands`, async () => {
+        const r = await runCli([flag]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /\bstart\b/);
+        assert.match(r.stdout, /\bsites\b/);
+        assert.match(r.stdout, /--port/);
+      });
+    }
+
+    it('sites --help mentions revoke', async () => {
+      const r = await runCli(['sites', '--help']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /\brevoke\b/);
+    });
+
+    for (const args of [['--bogus'], ['--port', '0', '--nope'], ['-z'], ['start', '--bogus']]) {
+      it(`a bad flag (${args.join(' ')}) exits 2 with one line pointing at --help`, async () => {
+        const r = await runCli(args, { timeoutMs: 5000 });
+        assert.equal(r.timedOut, false, 'must not start');
+        assert.equal(r.code, 2, `stderr: ${r.stderr}`);
+        const lines = r.stderr.split('\n').filter((l) => l.trim());
+        assert.equal(lines.length, 1, `one line on stderr, got: ${r.stderr}`);
+        assert.match(lines[0], /--help/);
+      });
+    }
+
+    it('prints the listening line first and binds 127.0.0.1 only', async () => {
+      const eng = await startEngine();
+      assert.match(eng.lines[0], LISTEN_RE);
+      assert.equal(Number(LISTEN_RE.exec(eng.lines[0])[1]), eng.port);
+      assert.equal((await local(eng, '/health')).status, 200);
+      // not on ::1
+      const v6 = await new Promise((resolve) => {
+        const s = net.connect({ host: '::1', port: eng.port });
+        s.on('connect', () => { s.destroy(); resolve('connected'); });
+        s.on('error', () => resolve('refused'));
+      });
+      assert.equal(v6, 'refused', 'the engine must not listen on ::1');
+      await eng.stop();
+    });
+
+    for (const args of [['start', '--port', '0', '--no-open'], ['-p', '0', '--no-open'], ['--port=0', '--no-open'], ['-v', '--port', '0', '--no-open'], ['--verbose', '--port', '0', '--no-open'], ['start', '-p', '0', '--no-open', '-v']]) {
+      it(`starts with ${args.join(' ')}`, async () => {
+        const eng = await startEngine({ args });
+        assert.match(eng.lines[0], LISTEN_RE);
+        assert.equal((await local(eng, '/health')).status, 200);
+        await eng.stop();
+      });
+    }
+
+    it('exits on SIGTERM', async () => {
+      const eng = await startEngine();
+      const t0 = Date.now();
+      const info = await eng.stop();
+      assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
+      assert.notEqual(info.signal, 'SIGKILL', 'had to be killed');
+    });
+  });
+
+  describe('busy port', () => {
+    it('exits 1 with one line saying the port is already in use', async () => {
+      const r = await runCli(['--port', String(busy.port), '--no-open'], { timeoutMs: 5000 });
+      assertBusy(r, busy.port);
+    });
+
+    it('the same in app mode', async () => {
+      const r = await runCli(['--app', '--port', String(busy.port)], { timeoutMs: 5000, env: { LEURIA_ADMIN_TOKEN: 'x'.repeat(40) } });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /already in use/);
+    });
+  });
+
+  describe('port precedence: --port > LEURIA_PORT > config.json > 19570', () => {
+    it('--port beats LEURIA_PORT and config.json', async () => {
+      const h = await home({ port: busy.port });
+      const eng = await startEngine({ home: h, args: ['--port', '0', '--no-open'], env: { LEURIA_PORT: String(busy.port) } });
+      assert.notEqual(eng.port, busy.port);
+      await eng.stop();
+    });
+
+    it('--port loses to nothing: a busy --port fails even with LEURIA_PORT=0', async () => {
+      const h = await home({ port: 0 });
+      const r = await runCli(['--port', String(busy.port), '--no-open'], { home: h, env: { LEURIA_PORT: '0' }, timeoutMs: 5000 });
+      assertBusy(r, busy.port);
+    });
+
+    it('LEURIA_PORT beats config.json', async () => {
+      const h = await home({ port: busy.port });
+      const eng = await startEngine({ home: h, args: ['--no-open'], env: { LEURIA_PORT: '0' } });
+      assert.notEqual(eng.port, busy.port);
+      await eng.stop();
+      const h2 = await home({ port: 0 });
+      const r = await runCli(['--no-open'], { home: h2, env: { LEURIA_PORT: String(busy.port) }, timeoutMs: 5000 });
+      assertBusy(r, busy.port);
+    });
+
+    it('config.json is used when there is no flag and no variable', async () => {
+      const h = await home({ port: 0 });
+      const eng = await startEngine({ home: h, args: ['--no-open'] });
+      assert.notEqual(eng.port, 19570);
+      await eng.stop();
+      const h2 = await home({ port: busy.port });
+      const r = await runCli(['--no-open'], { home: h2, timeoutMs: 5000 });
+      assertBusy(r, busy.port);
+    });
+
+    it('start subcommand takes --port too', async () => {
+      const h = await home({ port: busy.port });
+      const eng = await startEngine({ home: h, args: ['start', '--port', '0', '--no-open'], env: { LEURIA_PORT: String(busy.port) } });
+      assert.notEqual(eng.port, busy.port);
+      await eng.stop();
+    });
+  });
+});

@@ -1,0 +1,321 @@
+// The gate every request goes through: Host, Origin, CORS, preflight, bodies, 404 and error shapes (CLI mode).
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import {
+  startEngine, stopAll, request, rawHttp, rawSend, web, local, own, admin, ADMIN_TOKEN, pairCli,
+  assertError, assertJsonType, assertCors, accessControlHeaders, freshOrigin, nonce, sleep,
+} from './helpers.mjs';
+
+const WEB = 'https://example.com';
+
+describe('gate (CLI engine)', { timeout: 60000 }, () => {
+  let eng;
+  before(async () => {
+    eng = await startEngine();
+  });
+  after(stopAll);
+
+  describe('Host', () => {
+    it('accepts 127.0.0.1:<port> and localhost:<port>', async () => {
+      for (const host of [`127.0.0.1:${eng.port}`, `localhost:${eng.port}`]) {
+        const r = await request(eng, { path: '/health', headers: { Host: host } });
+        assert.equal(r.status, 200, `Host ${host}: ${r.status} ${r.body}`);
+        assert.equal(r.json?.ok, true);
+      }
+    });
+
+    it('rejects any other Host with 403 host not allowed', async () => {
+      const other = eng.port === 65535 ? eng.port - 1 : eng.port + 1;
+      const bad = [
+        `127.0.0.1:${other}`,
+        `localhost:${other}`,
+        'evil.com',
+        `evil.com:${eng.port}`,
+        '127.0.0.1',
+        'localhost',
+        `localhost.evil.com:${eng.port}`,
+        `127.0.0.1.evil.com:${eng.port}`,
+        `127.1:${eng.port}`,
+        `[::1]:${eng.port}`,
+        `0.0.0.0:${eng.port}`,
+        `2130706433:${eng.port}`,
+        `127.0.0.1:${eng.port}@evil.com`,
+        `127.0.0.1:0${eng.port}`,
+        '',
+      ];
+      for (const host of bad) {
+        const r = await request(eng, { path: '/health', headers: { Host: host } });
+        assertError(r, 403, { error: 'host not allowed' });
+      }
+    });
+
+    it('checks the Host before anything else (web origin, unknown route, preflight)', async () => {
+      const h = { Host: 'evil.com' };
+      assertError(await request(eng, { path: '/health', headers: { ...h, Origin: WEB } }), 403, { error: 'host not allowed' });
+      assertError(await request(eng, { path: '/no/such/route', headers: h }), 403, { error: 'host not allowed' });
+      assertError(await request(eng, { method: 'POST', path: '/connect/claim', headers: { ...h, Origin: WEB }, body: { nonce: nonce() } }), 403, { error: 'host not allowed' });
+      const pre = await request(eng, { method: 'OPTIONS', path: '/health', headers: { ...h, Origin: WEB, 'Access-Control-Request-Method': 'GET' } });
+      assert.equal(pre.status, 403, `preflight with a bad Host: ${pre.status}`);
+      assert.notEqual(pre.headers['access-control-allow-origin'], WEB, 'no CORS grant with a bad Host');
+    });
+
+    it('rejects a request without Host (raw HTTP/1.1)', async () => {
+      const r = await rawHttp(eng, 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n');
+      assertError(r, 403, { error: 'host not allowed' });
+    });
+
+    it('rejects two Host headers', async () => {
+      const good = `127.0.0.1:${eng.port}`;
+      for (const [a, b] of [[good, 'evil.com'], ['evil.com', good], [good, good], [good, `localhost:${eng.port}`]]) {
+        const r = await rawHttp(eng, `GET /health HTTP/1.1\r\nHost: ${a}\r\nHost: ${b}\r\nConnection: close\r\n\r\n`);
+        assertError(r, 403, { error: 'host not allowed' });
+      }
+    });
+  });
+
+  describe('Origin', () => {
+    it('a local process (no Origin) gets no CORS headers', async () => {
+      const r = await local(eng, '/health');
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['access-control-allow-origin'], undefined);
+      assert.equal(r.json.paired, undefined, 'local callers get no paired field');
+    });
+
+    it('the engine\'s own page may use /health and /connect/*', async () => {
+      for (const origin of [`http://127.0.0.1:${eng.port}`, `http://localhost:${eng.port}`]) {
+        const h = await web(eng, origin, '/health');
+        assert.equal(h.status, 200, `${origin} /health: ${h.status} ${h.body}`);
+        assert.equal(h.json.leuria, '0.1.0');
+        // /connect/* is reachable: an unknown request id is a 404, not a 403
+        assertError(await web(eng, origin, '/connect/AAAAAAAAAAAAAAAAAAAAAAAA/state'), 404);
+      }
+    });
+
+    it('the engine\'s own page gets 403 not allowed for this caller elsewhere', async () => {
+      const origin = `http://127.0.0.1:${eng.port}`;
+      assertError(await web(eng, origin, '/session/prepare', { body: {} }), 403, { error: 'not allowed for this caller' });
+      assertError(await web(eng, origin, '/session/abc'), 403, { error: 'not allowed for this caller' });
+      assertError(await web(eng, origin, '/embed', { body: { texts: ['x'] } }), 403, { error: 'not allowed for this caller' });
+      assertError(await web(eng, `http://localhost:${eng.port}`, '/session/prepare', { body: {} }), 403, { error: 'not allowed for this caller' });
+    });
+
+    it('an origin on the engine\'s host but another port is a web page, not the engine', async () => {
+      const other = eng.port === 65535 ? eng.port - 1 : eng.port + 1;
+      const origin = `http://127.0.0.1:${other}`;
+      const r = await web(eng, origin, '/session/abc');
+      assertError(r, 401, { code: 'not_paired' });
+      const h = await web(eng, origin, '/health');
+      assert.equal(h.json.paired, false);
+      // https on the engine's port is not the engine's own page either
+      const r2 = await web(eng, `https://127.0.0.1:${eng.port}`, '/connect/AAAAAAAAAAAAAAAAAAAAAAAA/decide', { body: { allow: true } });
+      assert.equal(r2.status, 403, `decide from https://127.0.0.1:<port>: ${r2.status} ${r2.body}`);
+    });
+
+    it('rejects origins that are not http: or https: with 403 origin not allowed', async () => {
+      for (const origin of ['null', 'file://', 'chrome-extension://abc', 'garbage', 'ftp://example.com', 'ws://example.com', 'javascript:alert(1)', 'data:text/html,x']) {
+        for (const p of ['/health', '/connect/claim', '/session/x']) {
+          const r = await web(eng, origin, p, p === '/connect/claim' ? { body: { nonce: nonce() } } : {});
+          assertError(r, 403, { error: 'origin not allowed' });
+          assert.equal(r.headers['access-control-allow-origin'], undefined, `no ACAO for ${origin}`);
+        }
+      }
+    });
+  });
+
+  describe('CORS', () => {
+    it('echoes a web origin as sent, with Vary: Origin and Allow-Private-Network', async () => {
+      for (const origin of [WEB, 'http://example.com:8080', 'HTTPS://Example.COM:443', 'http://localhost:3000']) {
+        const r = await web(eng, origin, '/health');
+        assert.equal(r.status, 200, `${origin}: ${r.status} ${r.body}`);
+        assertCors(r, origin);
+        assertJsonType(r);
+      }
+    });
+
+    it('error responses to a web origin carry CORS headers too', async () => {
+      const r = await web(eng, WEB, '/session/x');
+      assertError(r, 401, { code: 'not_paired' });
+      assertCors(r, WEB);
+      const c = await web(eng, WEB, '/connect/claim', { body: {} });
+      assertError(c, 400);
+      assertCors(c, WEB);
+    });
+
+    it('answers preflights with 204 and the allowed methods, headers and max age', async () => {
+      for (const p of ['/health', '/connect/claim', '/session/prepare', '/session/abc/stream', '/no/such/route']) {
+        const r = await request(eng, {
+          method: 'OPTIONS', path: p,
+          headers: {
+            Origin: WEB,
+            'Access-Control-Request-Method': 'POST',
+            'Access-Control-Request-Headers': 'content-type,authorization',
+            'Access-Control-Request-Private-Network': 'true',
+          },
+        });
+        assert.equal(r.status, 204, `OPTIONS ${p}: ${r.status} ${r.body}`);
+        assert.equal(r.body, '');
+        assertCors(r, WEB);
+        assert.equal(r.headers['access-control-allow-methods'], 'GET, POST, OPTIONS', p);
+        assert.equal(r.headers['access-control-allow-headers'], 'Content-Type, Authorization', p);
+        assert.equal(r.headers['access-control-max-age'], '600', p);
+      }
+    });
+
+    it('a preflight from a local process or a bad origin gets no CORS grant', async () => {
+      const r = await request(eng, { method: 'OPTIONS', path: '/health', headers: { Origin: 'null', 'Access-Control-Request-Method': 'GET' } });
+      assert.equal(r.status, 403);
+      assert.deepEqual(accessControlHeaders(r), []);
+    });
+  });
+
+  describe('bodies', () => {
+    it('an empty body counts as {}', async () => {
+      // A claim needs a nonce: an empty body is parsed as {} and reaches that check.
+      assertError(await web(eng, WEB, '/connect/claim', { method: 'POST' }), 400, { error: 'A nonce is required' });
+      assertError(await web(eng, WEB, '/connect/claim', { method: 'POST', body: '', headers: { 'Content-Type': 'application/json' } }), 400, { error: 'A nonce is required' });
+    });
+
+    it('invalid JSON and non-objects get 400 Invalid JSON body', async () => {
+      for (const body of ['{', '{"nonce":', 'nonce=abc', '[1,2]', '"str"', '42', 'null', 'true', '{"a":1}x', '\u0000']) {
+        const r = await web(eng, WEB, '/connect/claim', { method: 'POST', body, headers: { 'Content-Type': 'application/json' } });
+        assertError(r, 400, { error: 'Invalid JSON body' });
+      }
+      // the same for a local caller
+      const r = await local(eng, '/connect/claim', { method: 'POST', body: '{', headers: { 'Content-Type': 'application/json' } });
+      assertError(r, 400);
+    });
+
+    it('Content-Length over 16 MiB gets 413 without the body being read', async () => {
+      for (const len of [16777217, 100000000, 2 ** 40]) {
+        const r = await rawHttp(
+          eng,
+          `POST /connect/claim HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nOrigin: ${WEB}\r\nContent-Type: application/json\r\nContent-Length: ${len}\r\n\r\n{"nonce":`,
+          { timeoutMs: 3000 },
+        );
+        assert.equal(r.status, 413, `Content-Length ${len}: ${r.statusLine} ${r.body}`);
+        assert.ok(r.ms < 2500, `413 must come promptly, took ${r.ms} ms`);
+      }
+    });
+
+    it('a body of exactly 16 MiB is accepted', async () => {
+      const head = '{"nonce":"bad","pad":"';
+      const tail = '"}';
+      const body = head + 'a'.repeat(16777216 - head.length - tail.length) + tail;
+      assert.equal(Buffer.byteLength(body), 16777216);
+      const r = await web(eng, WEB, '/connect/claim', { method: 'POST', body, headers: { 'Content-Type': 'application/json' }, timeoutMs: 20000 });
+      assertError(r, 400, { error: /nonce/i });
+    });
+
+    it('reads chunked bodies', async () => {
+      const r = await rawHttp(eng, `POST /connect/claim HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nOrigin: ${WEB}\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`);
+      assertError(r, 400, { error: 'A nonce is required' });
+    });
+
+    it('stops a chunked body at 16 MiB with 413', async () => {
+      const sock = net.connect(eng.port, '127.0.0.1');
+      await new Promise((r, j) => sock.once('connect', r).once('error', j));
+      let got = '';
+      let closed = false;
+      sock.on('data', (d) => (got += d.toString('latin1')));
+      sock.on('close', () => (closed = true));
+      sock.on('error', () => {});
+      sock.write(`POST /connect/claim HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nOrigin: ${WEB}\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n`);
+      const mib = 'a'.repeat(1 << 20);
+      for (let i = 0; i < 24 && !closed && !got; i++) {
+        sock.write(`100000\r\n${mib}\r\n`);
+        await sleep(10);
+      }
+      for (let i = 0; i < 40 && !got.includes('\r\n\r\n'); i++) await sleep(50);
+      sock.destroy();
+      assert.match(got, /^HTTP\/1\.1 413 /, `got: ${got.slice(0, 300)}`);
+    });
+
+    it('idle and half-sent connections do not block others', async () => {
+      const socks = Array.from({ length: 50 }, () => net.connect(eng.port, '127.0.0.1').on('error', () => {}));
+      const partial = net.connect(eng.port, '127.0.0.1').on('error', () => {});
+      partial.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nX-Slow: 1`);
+      await sleep(100);
+      try {
+        const t0 = Date.now();
+        const r = await local(eng, '/health', { timeoutMs: 2000 });
+        assert.equal(r.status, 200);
+        assert.ok(Date.now() - t0 < 1000);
+      } finally {
+        socks.forEach((s) => s.destroy());
+        partial.destroy();
+      }
+    });
+
+    it('headers over 16 KB get 431; 12 KB of headers are fine', async () => {
+      const ok = await request(eng, { path: '/health', headers: { 'X-Pad': 'a'.repeat(12000) } });
+      assert.equal(ok.status, 200, `12 KB headers: ${ok.status}`);
+      const r = await rawHttp(eng, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nX-Pad: ${'a'.repeat(20000)}\r\nConnection: close\r\n\r\n`);
+      assert.equal(r.status, 431, `${r.statusLine} ${r.body}`);
+      const many = Array.from({ length: 400 }, (_, i) => `X-H${i}: ${'b'.repeat(50)}\r\n`).join('');
+      const r2 = await rawHttp(eng, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\n${many}Connection: close\r\n\r\n`);
+      assert.equal(r2.status, 431, `${r2.statusLine} ${r2.body}`);
+    });
+
+    it('answers pipelined keep-alive requests on one connection', async () => {
+      const one = `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\n\r\n`;
+      const r = await rawSend(eng, one + one + one, { timeoutMs: 3000, untilMatch: /(HTTP\/1\.1 200[\s\S]*){3}"ok":true[\s\S]*"ok":true[\s\S]*"ok":true/ });
+      const n = (r.text.match(/HTTP\/1\.1 200/g) || []).length;
+      assert.equal(n, 3, `three answers expected, got: ${r.text.slice(0, 2000)}`);
+    });
+
+    it('serves many concurrent requests', async () => {
+      const res = await Promise.all(Array.from({ length: 64 }, (_, i) => (i % 2 ? web(eng, freshOrigin('conc'), '/health') : local(eng, '/health'))));
+      for (const r of res) assert.equal(r.status, 200);
+    });
+
+    it('keeps serving after malformed requests', async () => {
+      await rawHttp(eng, 'GARBAGE\r\n\r\n').catch(() => {});
+      await rawHttp(eng, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nContent-Length: -5\r\n\r\n`).catch(() => {});
+      const r = await local(eng, '/health');
+      assert.equal(r.status, 200);
+    });
+  });
+
+  describe('routes and errors', () => {
+    it('unknown routes from a local process get 404 Not found', async () => {
+      for (const [method, p] of [['GET', '/nope'], ['POST', '/nope'], ['GET', '/'], ['GET', '/health/extra'], ['DELETE', '/health']]) {
+        const r = await request(eng, { method, path: p });
+        assertError(r, 404, { error: 'Not found' });
+      }
+    });
+
+    it('routes that need a grant answer a web page without a valid token with 401 not_paired', async () => {
+      const origin = freshOrigin('gate');
+      const cases = [
+        ['GET', '/session/x', undefined],
+        ['POST', '/session/prepare', {}],
+        ['POST', '/embed', { texts: ['a'] }],
+        ['GET', '/no/such/route', undefined],
+      ];
+      for (const [method, p, body] of cases) {
+        for (const token of [undefined, 'not-a-real-token', 'A'.repeat(43)]) {
+          const r = await web(eng, origin, p, { method, body, token });
+          assertError(r, 401, { code: 'not_paired' });
+          assertCors(r, origin);
+        }
+      }
+    });
+
+    it('with a valid token, unknown routes get 404 and unknown sessions 404', async () => {
+      const origin = freshOrigin('gate');
+      const { token } = await pairCli(eng, origin, { app: 'Gate' });
+      assertError(await web(eng, origin, '/no/such/route', { token }), 404, { error: 'Not found' });
+      assertError(await web(eng, origin, '/session/doesnotexist', { token }), 404);
+      // the token of one origin is worth nothing to another
+      assertError(await web(eng, freshOrigin('gate'), '/session/doesnotexist', { token }), 401, { code: 'not_paired' });
+    });
+
+    it('/admin/* does not exist in CLI mode', async () => {
+      assertError(await admin(eng, '/admin/pairing', { token: ADMIN_TOKEN }), 404);
+      assertError(await admin(eng, '/admin/pairing/link', { body: { origin: WEB, nonce: nonce() } }), 404);
+      assertError(await admin(eng, '/admin/sites?origin=https%3A%2F%2Fexample.com', { method: 'DELETE' }), 404);
+    });
+  });
+});
