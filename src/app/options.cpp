@@ -16,12 +16,14 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
   cli.footer(
       "Files live in LEURIA_HOME (default ~/.leuria): config.json, grants.json.\n"
       "Port: --port, else LEURIA_PORT, else config.json \"port\", else 19570.\n"
-      "App mode (--app) needs LEURIA_ADMIN_TOKEN (32+ characters) and writes JSON lines on stdout.");
+      "App mode (--app) needs LEURIA_ADMIN_TOKEN (32+ characters) and writes JSON lines on stdout.\n");
 
   StartOptions start;
   int port = 0;
   auto add_start_flags = [&](CLI::App* app) {
-    app->add_option("-p,--port", port, "Port to listen on (0 picks a free one)")->check(CLI::Range(0, 65535));
+    app->add_option("-p,--port", port, "Port to listen on (0 picks a free one)")
+        ->type_name("PORT")
+        ->check(CLI::Range(0, 65535).description(""));
     app->add_flag("--app", start.app, "Run as the desktop app's engine: silent to unknown sites, admin API on");
     app->add_flag("--dev-pairing", start.dev_pairing, "App mode without silence, for developing an app");
     app->add_flag("--no-open", start.no_open, "Don't open approval pages in the browser (only print them)");

@@ -50,6 +50,9 @@ std::optional<std::string> clean_app(std::optional<std::string> app) {
 // Older nonces remembered per question, so an old claim loop can't take the question back.
 constexpr std::size_t kRetiredNonces = 32;
 
+// The shortest time an expired question stays readable as expired.
+constexpr std::chrono::milliseconds kTombstoneFloor{60'000};
+
 }  // namespace
 
 PairingBook::PairingBook(asio::any_io_executor ex, GrantBook& grants, PairingMode mode, PairingTimings timings,
@@ -133,7 +136,9 @@ void PairingBook::expire(const RequestPtr& r) {
   r->state = PairingView::State::expired;
   observer_.on_decided(view(*r), Decision::expired);
   wake(r);
-  r->expiry.expires_after(timings_.expiry);
+  // Kept a while as a tombstone so late claims and decisions learn 410, not 404. Bounded: at most
+  // max_pending questions expire per expiry period.
+  r->expiry.expires_after(std::max<std::chrono::milliseconds>(timings_.expiry, kTombstoneFloor));
   r->expiry.async_wait([this, weak = std::weak_ptr<Request>(r)](boost::system::error_code ec) {
     if (auto p = weak.lock(); p && !ec) expire(p);
   });

@@ -191,6 +191,11 @@ export async function startEngine(opts = {}) {
       clearTimeout(t);
     }
     if (ownHome) await fsp.rm(home, { recursive: true, force: true }).catch(() => {});
+    // Under the ASan + UBSan build, any report on stderr fails the suite, and a clean stop (SIGTERM)
+    // must exit 0.
+    const report = stderrLines.find((l) => SANITIZER_REPORT.test(l));
+    if (report) throw new Error(`sanitizer report from the engine:\n${stderrLines.join('\n')}`);
+    if (exitInfo && exitInfo.signal === 'SIGKILL') throw new Error('the engine did not stop within 3 s of SIGTERM');
     return exitInfo;
   }
 
@@ -220,6 +225,8 @@ export async function startEngine(opts = {}) {
   engine.ownOrigin = engine.base;
   return engine;
 }
+
+const SANITIZER_REPORT = /AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:/;
 
 /** Stop every engine started by this process that is still running. Use in `after` hooks. */
 export async function stopAll() {

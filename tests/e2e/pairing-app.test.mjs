@@ -3,7 +3,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startEngine, stopAll, runCli, request, admin, web, local, claim, claimUntilDecided, pairApp, sleep, tryJson,
+  startEngine, stopAll, runCli, request, admin, web, local, claim, pairApp, sleep, tryJson,
   nonce, freshOrigin, assertError, assertSilent, assertCors, assertJsonType,
   ADMIN_TOKEN, REQUEST_ID_RE, TOKEN_RE,
 } from './helpers.mjs';

@@ -3,7 +3,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startEngine, stopAll, claim, startCliClaim, claimUntilDecided, pairCli, own, local, web, sleep,
+  startEngine, stopAll, claim, startCliClaim, pairCli, own, local, web, sleep,
   nonce, freshOrigin, assertError, assertJsonType, assertCors, readGrants, findGrant,
   APPROVE_RE, REQUEST_ID_RE, TOKEN_RE,
 } from './helpers.mjs';

@@ -54,7 +54,7 @@ asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
 
 asio::awaitable<http::Response> WebApi::route(http::Request& req, const core::Caller& caller) {
   const auto seg = segments(req.path);
-  const bool get = req.method == "GET" || req.method == "HEAD";
+  const bool get = req.method == "GET";
   const bool post = req.method == "POST";
 
   if (seg.size() == 1 && seg[0] == "health" && get) co_return health(ctx_, req, caller);
