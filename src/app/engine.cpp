@@ -4,15 +4,22 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+
+extern char** environ;
 #include <spdlog/spdlog.h>
 
 #include "adapters/web/router.hpp"
+#include "app/ai_commands.hpp"
 #include "app/app_events.hpp"
+#include "app/backends.hpp"
 #include "app/logging.hpp"
 #include "core/grants.hpp"
 #include "core/pairing.hpp"
+#include "core/session_book.hpp"
 #include "http/server.hpp"
 #include "store/config_file.hpp"
 #include "store/grants_file.hpp"
@@ -80,10 +87,16 @@ int run_engine(const StartOptions& o) {
 
   const auto home = store::home_dir();
   if (auto ok = store::ensure_home(home); !ok) return fail(app_mode, ok.error());
+  if (o.agent) {
+    if (auto ok = set_default_agent(*o.agent); !ok) return fail(app_mode, ok.error());
+  }
   auto config = store::load_config(home);
   if (!config) return fail(app_mode, config.error());
   auto port_or = resolve_port(o, *config);
   if (auto* err = std::get_if<std::string>(&port_or)) return fail(app_mode, *err);
+
+  auto catalog = load_catalog(home);
+  if (!catalog) return fail(app_mode, catalog.error());
 
   asio::io_context ioc(1);
   auto listening = transport::listen_loopback(ioc.get_executor(), static_cast<std::uint16_t>(std::get<int>(port_or)));
@@ -94,8 +107,30 @@ int run_engine(const StartOptions& o) {
   try {
     store::GrantsFile grants_file(home, [](const std::string& m) { spdlog::error("event=grants.corrupt msg=\"{}\"", m); });
     core::GrantBook grants(grants_file, t.last_used);
-    grants.on_revoked([](const std::string& origin) { spdlog::info("event=grant.ended origin={}", origin); });
-    store::GrantsWatch watch(ioc.get_executor(), home, [&grants] { grants.reload(); });
+
+    std::error_code tmp_ec;
+    acp_client::AcpOptions acp{LEURIA_VERSION, std::filesystem::read_symlink("/proc/self/exe", tmp_ec).string(),
+                               std::filesystem::temp_directory_path(), acp_client::agent_environment(environ),
+                               t.kill_grace};
+    Backends backends(ioc.get_executor(), std::move(*catalog), acp);
+    core::SessionLimits limits;
+    limits.start_timeout = t.session_start;
+    limits.retention = t.session_retention;
+    core::SessionBook sessions(ioc.get_executor(), backends, limits, nullptr);
+
+    // A revoked grant, a new token or a new AI for the site: its sessions end at once.
+    grants.on_revoked([&sessions](const std::string& origin) {
+      spdlog::info("event=grant.changed origin={}", origin);
+      sessions.end_origin(origin);
+    });
+    store::GrantsWatch watch(ioc.get_executor(), home, [&grants] {
+      try {
+        grants.reload();
+      } catch (const std::exception& e) {
+        // Keep the grants we have; the next change of the file tries again.
+        spdlog::error("event=grants.reload_failed error=\"{}\"", e.what());
+      }
+    });
     watch.start();
 
     PairingAnnouncer announcer(app_mode, port, !o.no_open);
@@ -103,7 +138,7 @@ int run_engine(const StartOptions& o) {
                               app_mode ? core::PairingMode::link_asks : core::PairingMode::claim_asks, t.pairing,
                               announcer);
 
-    web::WebContext ctx{grants, pairing,
+    web::WebContext ctx{grants, pairing, sessions,
                         web::GateConfig{port, o.app && !o.dev_pairing, app_mode, admin_token},
                         web::EngineInfo{LEURIA_VERSION, app_mode,
                                         core::AiChoice{config->agent.value_or(core::kDefaultAgent), config->model},
@@ -123,7 +158,12 @@ int run_engine(const StartOptions& o) {
       spdlog::info("event=engine.stopping");
       boost::system::error_code ignored;
       acceptor.close(ignored);
-      ioc.stop();
+      sessions.end_all();  // agents get SIGTERM now, SIGKILL if they linger
+      asio::steady_timer* grace = new asio::steady_timer(ioc, std::chrono::milliseconds(200));
+      grace->async_wait([&ioc, grace](boost::system::error_code) {
+        delete grace;
+        ioc.stop();
+      });
     });
 
     const std::string url = "http://127.0.0.1:" + std::to_string(port);

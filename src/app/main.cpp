@@ -2,6 +2,7 @@
 #include <csignal>
 #include <variant>
 
+#include "app/ai_commands.hpp"
 #include "app/engine.hpp"
 #include "app/options.hpp"
 #include "app/sites_command.hpp"
@@ -11,7 +12,20 @@ int main(int argc, char** argv) {
   auto parsed = leuria::app::parse_command_line(argc, argv);
   if (auto* code = std::get_if<int>(&parsed)) return *code;
   auto& command = std::get<leuria::app::Command>(parsed);
-  if (auto* start = std::get_if<leuria::app::StartOptions>(&command)) return leuria::app::run_engine(*start);
-  if (std::holds_alternative<leuria::app::SitesList>(command)) return leuria::app::sites_list();
-  return leuria::app::sites_revoke(std::get<leuria::app::SitesRevoke>(command).origin);
+  namespace a = leuria::app;
+  return std::visit(
+      [](auto& c) -> int {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, a::StartOptions>) return a::run_engine(c);
+        else if constexpr (std::is_same_v<T, a::SitesList>) return a::sites_list();
+        else if constexpr (std::is_same_v<T, a::SitesRevoke>) return a::sites_revoke(c.origin);
+        else if constexpr (std::is_same_v<T, a::SitesUse>) return a::sites_use(c);
+        else if constexpr (std::is_same_v<T, a::AgentsList>) return a::agents_list();
+        else if constexpr (std::is_same_v<T, a::AgentsAdd>) return a::agents_add(c);
+        else if constexpr (std::is_same_v<T, a::AgentsRemove>) return a::agents_remove(c);
+        else if constexpr (std::is_same_v<T, a::ProvidersList>) return a::providers_list();
+        else if constexpr (std::is_same_v<T, a::ProvidersAdd>) return a::providers_add(c);
+        else return a::providers_remove(c);
+      },
+      command);
 }

@@ -28,6 +28,8 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
     app->add_flag("--dev-pairing", start.dev_pairing, "App mode without silence, for developing an app");
     app->add_flag("--no-open", start.no_open, "Don't open approval pages in the browser (only print them)");
     app->add_flag("-v,--verbose", start.verbose, "Log every request (to stderr)");
+    app->add_option("--agent", start.agent, "Use this AI by default from now on (saved), e.g. gemini, llm:ollama/qwen3:8b")
+        ->type_name("ID");
   };
   add_start_flags(&cli);
   auto* start_cmd = cli.add_subcommand("start", "Run the engine (what `leuria` alone does)");
@@ -37,6 +39,31 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
   std::string origin;
   auto* revoke = sites->add_subcommand("revoke", "Disconnect a site; a running engine stops answering its token at once");
   revoke->add_option("origin", origin, "The site's origin, e.g. https://example.com")->required();
+  SitesUse use;
+  auto* use_cmd = sites->add_subcommand("use", "Give a site its own AI (or 'default'); its live sessions end");
+  use_cmd->add_option("origin", use.origin, "The site's origin")->required();
+  use_cmd->add_option("agent", use.agent, "An AI id from 'leuria agents', or 'default'")->required();
+  use_cmd->add_option("--model", use.model, "A model for that AI")->type_name("ID");
+
+  auto* agents = cli.add_subcommand("agents", "List every AI (agents and model servers), with whether it is ready");
+  AgentsAdd agent_add;
+  auto* agents_add = agents->add_subcommand("add", "Add an ACP agent: leuria agents add <id> <command> [args…]");
+  agents_add->add_option("id", agent_add.id, "A short id for it")->required();
+  agents_add->add_option("command", agent_add.command, "The program to run (looked up on PATH)")->required();
+  agents_add->prefix_command();  // everything after the command is its arguments, dashes and all
+  AgentsRemove agent_remove;
+  auto* agents_remove = agents->add_subcommand("remove", "Remove an agent you added");
+  agents_remove->add_option("id", agent_remove.id)->required();
+
+  auto* providers = cli.add_subcommand("providers", "List the model servers (OpenAI-compatible, LM Studio, Ollama)");
+  ProvidersAdd provider_add;
+  auto* providers_add = providers->add_subcommand("add", "Add an OpenAI-compatible server: leuria providers add <id> <url> [--key K]");
+  providers_add->add_option("id", provider_add.id)->required();
+  providers_add->add_option("url", provider_add.url, "Its base URL, e.g. http://127.0.0.1:8080/v1")->required();
+  providers_add->add_option("--key", provider_add.key, "An API key (stored only in providers.json, 0600)")->type_name("K");
+  ProvidersRemove provider_remove;
+  auto* providers_remove = providers->add_subcommand("remove", "Remove a server you added");
+  providers_remove->add_option("id", provider_remove.id)->required();
   cli.require_subcommand(0, 1);
 
   try {
@@ -55,6 +82,16 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
   }
 
   if (revoke->parsed()) return Command{SitesRevoke{origin}};
+  if (use_cmd->parsed()) return Command{use};
+  if (agents_add->parsed()) {
+    agent_add.args = agents_add->remaining();
+    return Command{agent_add};
+  }
+  if (agents_remove->parsed()) return Command{agent_remove};
+  if (agents->parsed()) return Command{AgentsList{}};
+  if (providers_add->parsed()) return Command{provider_add};
+  if (providers_remove->parsed()) return Command{provider_remove};
+  if (providers->parsed()) return Command{ProvidersList{}};
   if (sites->parsed()) return Command{SitesList{}};
   if (cli.count("--port") > 0) start.port = port;
   return Command{start};
@@ -90,9 +127,12 @@ std::variant<Timings, std::string> timings_from_env() {
     else if (key == "expiryMs") slot = &t.pairing.expiry;
     else if (key == "cooldownMs") slot = &t.pairing.cooldown;
     else if (key == "lastUsedMs") slot = &t.last_used;
+    else if (key == "startTimeoutMs") slot = &t.session_start;
+    else if (key == "retentionMs") slot = &t.session_retention;
+    else if (key == "killGraceMs") slot = &t.kill_grace;
     if (!slot || !parse_ms(value, *slot))
       return "LEURIA_TEST_TIMINGS has an unknown or malformed item '" + std::string(item) +
-             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs).";
+             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs).";
   }
   return t;
 }

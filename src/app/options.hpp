@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "core/pairing.hpp"
 
@@ -16,13 +17,38 @@ struct StartOptions {
   bool dev_pairing = false;
   bool no_open = false;
   bool verbose = false;
+  std::optional<std::string> agent;  // --agent: set (and save) the visitor's default AI
 };
 
 struct SitesList {};
 struct SitesRevoke {
   std::string origin;
 };
-using Command = std::variant<StartOptions, SitesList, SitesRevoke>;
+struct SitesUse {
+  std::string origin;
+  std::string agent;  // an AI id, or "default"
+  std::optional<std::string> model;
+};
+struct AgentsList {};
+struct AgentsAdd {
+  std::string id;
+  std::string command;
+  std::vector<std::string> args;
+};
+struct AgentsRemove {
+  std::string id;
+};
+struct ProvidersList {};
+struct ProvidersAdd {
+  std::string id;
+  std::string url;
+  std::optional<std::string> key;
+};
+struct ProvidersRemove {
+  std::string id;
+};
+using Command = std::variant<StartOptions, SitesList, SitesRevoke, SitesUse, AgentsList, AgentsAdd, AgentsRemove,
+                             ProvidersList, ProvidersAdd, ProvidersRemove>;
 
 // Parses argv. On --help/--version (exit 0) or a usage error (one sentence on stderr, exit 2),
 // returns the exit code instead of a command.
@@ -33,6 +59,9 @@ std::variant<Command, int> parse_command_line(int argc, char** argv);
 struct Timings {
   core::PairingTimings pairing;
   std::chrono::milliseconds last_used{60'000};
+  std::chrono::milliseconds session_start{60'000};
+  std::chrono::milliseconds session_retention{300'000};
+  std::chrono::milliseconds kill_grace{3'000};
 };
 // The error is a plain sentence.
 std::variant<Timings, std::string> timings_from_env();

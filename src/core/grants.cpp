@@ -74,7 +74,8 @@ void GrantBook::notify_lost(const std::vector<Grant>& before) {
   if (!revoked_) return;
   for (auto& old : before) {
     const Grant* now = find(old.origin);
-    if (!now || now->token_hash != old.token_hash) revoked_(old.origin);
+    if (!now || now->token_hash != old.token_hash || now->agent != old.agent || now->model != old.model)
+      revoked_(old.origin);
   }
 }
 

@@ -58,7 +58,7 @@ class GrantBook {
   // Re-reads the repository (the file changed). Origins that lost their grant or token are reported.
   void reload();
 
-  // Called with an origin whose grant was revoked or replaced, so its sessions end.
+  // Called with an origin whose grant was revoked or replaced, or whose AI changed, so its sessions end.
   void on_revoked(std::function<void(const std::string&)> fn) { revoked_ = std::move(fn); }
 
  private:

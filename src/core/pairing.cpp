@@ -24,6 +24,7 @@ struct PairingBook::Request {
   std::string created_at;
   PairingView::State state = PairingView::State::pending;
   bool gone = false;  // forgotten: answered, replaced or expired long ago
+  bool expiry_seen = false;  // a claim has been told it expired
   asio::steady_timer expiry;
   std::vector<asio::steady_timer*> waiters;  // claims long-polling on this request
 };
@@ -49,6 +50,9 @@ std::optional<std::string> clean_app(std::optional<std::string> app) {
 
 // Older nonces remembered per question, so an old claim loop can't take the question back.
 constexpr std::size_t kRetiredNonces = 32;
+
+// Nonces whose answer was collected, remembered so a replay can't ask again.
+constexpr std::size_t kMaxSpentNonces = 1024;
 
 // The shortest time an expired question stays readable as expired.
 constexpr std::chrono::milliseconds kTombstoneFloor{60'000};
@@ -88,7 +92,23 @@ bool PairingBook::cooling_down(const std::string& origin) {
   return refused_until_.contains(origin);
 }
 
-bool PairingBook::has_open_request(const std::string& origin) const { return by_origin(origin) != nullptr; }
+void PairingBook::spend(const std::string& origin, const std::string& nonce) {
+  // Bounded: answers are collected at most max_pending per decision round, and entries expire.
+  const auto now = Clock::now();
+  std::erase_if(spent_, [&](auto& kv) { return kv.second <= now; });
+  if (spent_.size() >= kMaxSpentNonces) spent_.erase(spent_.begin());
+  spent_[origin + " " + nonce] = now + std::max<std::chrono::milliseconds>(timings_.expiry, kTombstoneFloor);
+}
+
+bool PairingBook::spent(const std::string& origin, const std::string& nonce) const {
+  auto it = spent_.find(origin + " " + nonce);
+  return it != spent_.end() && it->second > Clock::now();
+}
+
+bool PairingBook::has_open_request(const std::string& origin) const {
+  auto r = by_origin(origin);
+  return r && !(r->state == PairingView::State::expired && r->expiry_seen);
+}
 
 std::optional<PairingView> PairingBook::find(const std::string& id) const {
   auto it = requests_.find(id);
@@ -110,7 +130,7 @@ void PairingBook::renew(const RequestPtr& r, const std::string& nonce, std::opti
   if (r->retired.size() > kRetiredNonces) r->retired.erase(r->retired.begin());
   r->nonce = nonce;
   if (auto a = clean_app(std::move(app))) r->app = a;
-  r->needs = needs;
+  if (!needs.empty()) r->needs = needs;  // a retry that leaves them out keeps them
   wake(r);  // claims waiting with the older nonce now answer 404
 }
 
@@ -170,18 +190,22 @@ asio::awaitable<boost::system::result<ClaimAnswer, PairingError>> PairingBook::c
   if (!valid_nonce(*nonce)) co_return PairingError::nonce_invalid;
 
   RequestPtr r = by_origin(origin);
-  if (r && r->nonce != *nonce) {
-    const bool retired = std::find(r->retired.begin(), r->retired.end(), *nonce) != r->retired.end();
-    if (retired) {
-      co_return PairingError::unknown;
-    } else if (mode_ == PairingMode::claim_asks && r->state == PairingView::State::pending) {
-      // The page tried again (a new click, a fresh nonce): the same question, not a second one.
-      renew(r, *nonce, app, needs);
-    } else if (mode_ == PairingMode::claim_asks && r->state == PairingView::State::expired) {
-      forget(r);
-      r = nullptr;
-    } else {
-      co_return PairingError::unknown;
+  if (!r || r->nonce != *nonce) {
+    // After a No, every attempt is refused for the cooldown; a replayed or replaced nonce never asks
+    // again; a fresh nonce updates a question still pending (CLI), and nothing else.
+    if (cooling_down(origin)) co_return PairingError::cooling_down;
+    if (spent(origin, *nonce)) co_return PairingError::unknown;
+    if (r) {
+      const bool retired = std::find(r->retired.begin(), r->retired.end(), *nonce) != r->retired.end();
+      if (retired || mode_ == PairingMode::link_asks) co_return PairingError::unknown;
+      if (r->state == PairingView::State::expired) {
+        forget(r);
+        r = nullptr;
+      } else if (r->state == PairingView::State::pending) {
+        renew(r, *nonce, app, needs);  // the page tried again: the same question, not a second one
+      } else {
+        co_return PairingError::unknown;  // answered; only the latest nonce collects it
+      }
     }
   }
   if (!r) {
@@ -197,14 +221,18 @@ asio::awaitable<boost::system::result<ClaimAnswer, PairingError>> PairingBook::c
     switch (r->state) {
       case PairingView::State::allowed: {
         ClaimAnswer answer{ClaimAnswer::Status::allowed, grants_.issue(r->origin, r->app, r->needs)};
+        spend(r->origin, *nonce);
         forget(r);
         co_return answer;
       }
       case PairingView::State::denied:
+        spend(r->origin, *nonce);
         forget(r);
         co_return ClaimAnswer{ClaimAnswer::Status::denied, {}};
       case PairingView::State::expired:
-        // Kept until its tombstone timer ends, so decide and late claims also learn 410.
+        // Kept until its tombstone timer ends, so decide and late claims also learn 410; but the
+        // page has its answer now, so silence returns for the origin.
+        r->expiry_seen = true;
         co_return PairingError::expired;
       case PairingView::State::pending:
         break;

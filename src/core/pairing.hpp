@@ -101,6 +101,8 @@ class PairingBook {
   RequestPtr by_origin(const std::string& origin) const;
   std::size_t pending_count() const;
   bool cooling_down(const std::string& origin);
+  void spend(const std::string& origin, const std::string& nonce);
+  bool spent(const std::string& origin, const std::string& nonce) const;
   boost::system::result<RequestPtr, PairingError> create(const std::string& origin, std::string nonce,
                                                          std::optional<std::string> app, Needs needs);
   void renew(const RequestPtr& r, const std::string& nonce, std::optional<std::string> app, const Needs& needs);
@@ -116,6 +118,7 @@ class PairingBook {
   PairingObserver& observer_;
   std::map<std::string, RequestPtr> requests_;  // by id
   std::map<std::string, std::chrono::steady_clock::time_point> refused_until_;
+  std::map<std::string, std::chrono::steady_clock::time_point> spent_;  // "origin nonce" → until
 };
 
 }  // namespace leuria::core

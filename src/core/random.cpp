@@ -37,6 +37,16 @@ std::string base64url(std::string_view bytes) {
   return out;
 }
 
+std::string base64(std::string_view bytes) {
+  std::string out = base64url(bytes);
+  for (char& c : out) {
+    if (c == '-') c = '+';
+    if (c == '_') c = '/';
+  }
+  while (out.size() % 4 != 0) out += '=';
+  return out;
+}
+
 std::string random_base64url(std::size_t n) {
   std::vector<unsigned char> buf(n);
   if (RAND_bytes(buf.data(), static_cast<int>(n)) != 1) {

@@ -11,6 +11,8 @@ namespace leuria::core {
 std::string random_base64url(std::size_t bytes);
 
 std::string base64url(std::string_view bytes);
+// Standard base64 (RFC 4648 section 4) with padding.
+std::string base64(std::string_view bytes);
 
 // Lower-case hex SHA-256 of the text.
 std::string sha256_hex(std::string_view text);

@@ -22,6 +22,9 @@ struct Request {
   std::string query;   // after '?', without it
   std::vector<Header> headers;
   std::string body;
+  // Non-zero when the server refused the body (413) before reading it: the handler passes the
+  // request through its gate and answers with this status.
+  unsigned refused = 0;
 
   // The first header of that name (case-insensitive).
   std::optional<std::string_view> header(std::string_view name) const;
@@ -30,11 +33,22 @@ struct Request {
   std::string_view bearer() const;
 };
 
+// Writes a streamed body (server-sent events). write() returns false once the peer is gone or
+// too slow (a write that doesn't finish within the server's write timeout).
+class BodyWriter {
+ public:
+  virtual ~BodyWriter() = default;
+  virtual boost::asio::awaitable<bool> write(std::string data) = 0;
+};
+
 struct Response {
   unsigned status = 200;
   std::vector<Header> headers;
   std::string body;
   bool close = false;  // close the connection after this response
+  // When set, the headers go out at once and this writes the body (chunked), then the connection
+  // closes. `body` is ignored.
+  std::function<boost::asio::awaitable<void>(BodyWriter&)> stream;
 
   void set(std::string name, std::string value);
   std::optional<std::string_view> header(std::string_view name) const;

@@ -2,6 +2,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <optional>
@@ -30,7 +31,7 @@ bool is_parse_error(const beast::error_code& ec) {
          ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
 }
 
-Request to_request(bhttp::request<bhttp::string_body>&& in) {
+Request to_request_header(const bhttp::request<bhttp::string_body>& in) {
   Request r;
   r.method = std::string(in.method_string());
   r.target = std::string(in.target());
@@ -38,6 +39,11 @@ Request to_request(bhttp::request<bhttp::string_body>&& in) {
   r.path = r.target.substr(0, q);
   if (q != std::string::npos) r.query = r.target.substr(q + 1);
   for (auto& f : in) r.headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  return r;
+}
+
+Request to_request(bhttp::request<bhttp::string_body>&& in) {
+  Request r = to_request_header(in);
   r.body = std::move(in.body());
   return r;
 }
@@ -71,6 +77,49 @@ asio::awaitable<void> linger_close(beast::tcp_stream& stream) {
   }
 }
 
+class ChunkWriter final : public BodyWriter {
+ public:
+  ChunkWriter(beast::tcp_stream& stream, std::chrono::seconds timeout) : stream_(stream), timeout_(timeout) {}
+  asio::awaitable<bool> write(std::string data) override {
+    if (failed_) co_return false;
+    stream_.expires_after(timeout_);
+    auto [ec, n] = co_await asio::async_write(stream_, bhttp::make_chunk(asio::buffer(data)),
+                                              asio::as_tuple(asio::use_awaitable));
+    stream_.expires_never();
+    failed_ = static_cast<bool>(ec);
+    co_return !failed_;
+  }
+  asio::awaitable<void> finish() {
+    if (failed_) co_return;
+    stream_.expires_after(timeout_);
+    co_await asio::async_write(stream_, bhttp::make_chunk_last(), asio::as_tuple(asio::use_awaitable));
+  }
+
+ private:
+  beast::tcp_stream& stream_;
+  std::chrono::seconds timeout_;
+  bool failed_ = false;
+};
+
+// Headers now, then the body as chunks as the handler produces them; the connection closes after.
+asio::awaitable<void> write_streamed(beast::tcp_stream& stream, Response& res, unsigned version,
+                                     std::chrono::seconds timeout) {
+  bhttp::response<bhttp::empty_body> head;
+  head.version(version);
+  head.result(res.status);
+  for (auto& h : res.headers) head.insert(h.name, h.value);
+  head.keep_alive(false);
+  head.chunked(true);
+  bhttp::response_serializer<bhttp::empty_body> sr(head);
+  stream.expires_after(timeout);
+  auto [ec, n] = co_await bhttp::async_write_header(stream, sr, asio::as_tuple(asio::use_awaitable));
+  stream.expires_never();
+  if (ec) co_return;
+  ChunkWriter writer(stream, timeout);
+  co_await res.stream(writer);
+  co_await writer.finish();
+}
+
 }  // namespace
 
 asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler handler, ServerLimits limits) {
@@ -86,20 +135,21 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     first = false;
     auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     std::optional<Response> refusal;
+    bool body_too_large = false;
     if (ec == bhttp::error::header_limit) {
       refusal = plain_error(431, "Request headers too large");
     } else if (ec == bhttp::error::body_limit) {
-      refusal = plain_error(413, "Request body too large");
+      body_too_large = true;
     } else if (is_parse_error(ec)) {
       refusal = plain_error(400, "Malformed HTTP request");
     } else if (ec) {
       co_return;  // closed, reset or timed out
     }
-    if (!refusal) {
+    if (!refusal && !body_too_large) {
       stream.expires_after(limits.body_timeout);
       auto [ec2, m] = co_await bhttp::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
       if (ec2 == bhttp::error::body_limit)
-        refusal = plain_error(413, "Request body too large");
+        body_too_large = true;
       else if (is_parse_error(ec2))
         refusal = plain_error(400, "Malformed HTTP request");
       else if (ec2)
@@ -112,12 +162,29 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
       co_return;
     }
 
+    if (body_too_large) {
+      // The header is complete: let the handler's gate decide how to answer (silence, CORS).
+      Request request = to_request_header(parser.get());
+      request.refused = 413;
+      Response response = co_await handler(request);
+      response.close = true;
+      co_await write(stream, response, false, parser.get().version(), limits.write_timeout);
+      co_await linger_close(stream);
+      co_return;
+    }
+
     auto message = parser.release();
     const bool keep_alive = message.keep_alive();
     const unsigned version = message.version();
     Request request = to_request(std::move(message));
     stream.expires_never();  // the handler may long-poll
     Response response = co_await handler(request);
+    if (response.stream) {
+      co_await write_streamed(stream, response, version, limits.write_timeout);
+      beast::error_code ignored;
+      stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+      co_return;
+    }
     if (!co_await write(stream, response, keep_alive, version, limits.write_timeout)) {
       beast::error_code ignored;
       stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);

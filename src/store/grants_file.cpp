@@ -1,6 +1,10 @@
 #include "store/grants_file.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "core/clock.hpp"
@@ -56,30 +60,39 @@ GrantsFile::GrantsFile(std::filesystem::path home, std::function<void(const std:
 
 namespace {
 
-// Reads the file's "grants" array. A file that is not JSON (or not the expected shape) is renamed
-// to grants.json.corrupt-<time> so nothing is lost, and an empty list is returned.
-json::array read_array(const std::filesystem::path& path, const std::function<void(const std::string&)>& log) {
+// Reads the whole file. An empty file is no grants. A file that is not JSON (or not the expected
+// shape) is renamed to grants.json.corrupt-<time> (0600) so nothing is lost, and no grants are
+// returned. Fields we don't know, at any level, are kept for the next write.
+json::object read_root(const std::filesystem::path& path, const std::function<void(const std::string&)>& log) {
   auto text = read_file(path);
   if (!text) return {};
+  ::chmod(path.c_str(), 0600);
+  if (text->find_first_not_of(" \t\r\n") == std::string::npos) return {};
   boost::system::error_code ec;
   json::value v = json::parse(*text, ec);
   if (!ec && v.is_object()) {
     auto* g = v.as_object().if_contains("grants");
-    if (!g) return {};
-    if (g->is_array()) return g->as_array();
+    if (!g || g->is_array()) return std::move(v.as_object());
   }
   auto aside = path;
   aside += ".corrupt-" + core::now_iso8601();
-  if (std::rename(path.c_str(), aside.c_str()) == 0)
+  if (std::rename(path.c_str(), aside.c_str()) == 0) {
+    ::chmod(aside.c_str(), 0600);
     log(path.string() + " is not valid; it was moved to " + aside.string() + " and no site is connected now.");
-  else
+  } else {
     log(path.string() + " is not valid and could not be moved aside; no site is connected now.");
+  }
   return {};
 }
 
-void write_array(const std::filesystem::path& path, const json::array& grants) {
-  json::object root;
-  root["grants"] = grants;
+json::array& grants_of(json::object& root) {
+  auto* g = root.if_contains("grants");
+  if (!g || !g->is_array()) root["grants"] = json::array();
+  return root["grants"].as_array();
+}
+
+void write_root(const std::filesystem::path& path, json::object& root) {
+  grants_of(root);
   write_file_atomic(path, json::serialize(root) + "\n");
 }
 
@@ -88,9 +101,12 @@ void write_array(const std::filesystem::path& path, const json::array& grants) {
 std::vector<core::Grant> GrantsFile::load() {
   FileLock lock(lock_path_);
   std::vector<core::Grant> out;
-  for (auto& v : read_array(path_, log_)) {
+  json::object root = read_root(path_, log_);
+  for (auto& v : grants_of(root)) {
     auto origin = entry_origin(v);
     if (!origin) continue;
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const core::Grant& g) { return g.origin == *origin; });
+    if (seen) continue;  // the first entry for an origin is the one that counts
     const auto& o = v.as_object();
     core::Grant g;
     g.origin = *origin;
@@ -109,11 +125,20 @@ std::vector<core::Grant> GrantsFile::load() {
 
 core::Grant GrantsFile::upsert(const core::Grant& grant) {
   FileLock lock(lock_path_);
-  json::array grants = read_array(path_, log_);
+  json::object root = read_root(path_, log_);
+  json::array& grants = grants_of(root);
+  // One entry per origin: the first is updated, later duplicates are dropped.
+  json::array kept;
   json::object* entry = nullptr;
-  for (auto& v : grants)
-    if (entry_origin(v) == grant.origin) entry = &v.as_object();
-  if (!entry) entry = &grants.emplace_back(json::object{}).as_object();
+  for (auto& v : grants) {
+    if (entry_origin(v) == grant.origin) {
+      if (entry) continue;
+      entry = &kept.emplace_back(v).as_object();
+    } else {
+      kept.push_back(v);
+    }
+  }
+  if (!entry) entry = &kept.emplace_back(json::object{}).as_object();
 
   // Replace what pairing decides; keep the site's AI choice and anything we don't know.
   (*entry)["origin"] = grant.origin;
@@ -122,37 +147,55 @@ core::Grant GrantsFile::upsert(const core::Grant& grant) {
   (*entry)["createdAt"] = grant.created_at;
   entry->erase("lastUsedAt");
   if (grant.needs.empty()) entry->erase("needs"); else (*entry)["needs"] = needs_to(grant.needs);
-  write_array(path_, grants);
-
   core::Grant stored = grant;
   stored.agent = str(*entry, "agent");
   stored.model = str(*entry, "model");
+  grants = std::move(kept);
+  write_root(path_, root);
   return stored;
 }
 
 bool GrantsFile::remove(const std::string& origin) {
   FileLock lock(lock_path_);
-  json::array grants = read_array(path_, log_);
-  auto before = grants.size();
+  json::object root = read_root(path_, log_);
+  json::array& grants = grants_of(root);
+  const auto before = grants.size();
   json::array kept;
   for (auto& v : grants)
     if (entry_origin(v) != origin) kept.push_back(v);
   if (kept.size() == before) return false;
-  write_array(path_, kept);
+  grants = std::move(kept);
+  write_root(path_, root);
   return true;
 }
 
 void GrantsFile::touch(const std::string& origin, const std::string& when) {
   FileLock lock(lock_path_);
-  json::array grants = read_array(path_, log_);
+  json::object root = read_root(path_, log_);
   bool found = false;
-  for (auto& v : grants) {
-    if (entry_origin(v) == origin) {
+  for (auto& v : grants_of(root)) {
+    if (!found && entry_origin(v) == origin) {
       v.as_object()["lastUsedAt"] = when;
       found = true;
     }
   }
-  if (found) write_array(path_, grants);
+  if (found) write_root(path_, root);
+}
+
+bool GrantsFile::set_site_ai(const std::string& origin, const std::optional<std::string>& agent,
+                             const std::optional<std::string>& model) {
+  FileLock lock(lock_path_);
+  json::object root = read_root(path_, log_);
+  bool found = false;
+  for (auto& v : grants_of(root)) {
+    if (found || entry_origin(v) != origin) continue;
+    found = true;
+    auto& o = v.as_object();
+    if (agent) o["agent"] = *agent; else o.erase("agent");
+    if (agent && model) o["model"] = *model; else o.erase("model");
+  }
+  if (found) write_root(path_, root);
+  return found;
 }
 
 }  // namespace leuria::store

@@ -20,6 +20,10 @@ class GrantsFile final : public core::GrantRepository {
   core::Grant upsert(const core::Grant& grant) override;
   bool remove(const std::string& origin) override;
   void touch(const std::string& origin, const std::string& when) override;
+  // The site's own AI (`leuria sites use`); nullopt agent = the visitor's default. False when the
+  // origin has no grant.
+  bool set_site_ai(const std::string& origin, const std::optional<std::string>& agent,
+                   const std::optional<std::string>& model);
 
   const std::filesystem::path& path() const { return path_; }
 

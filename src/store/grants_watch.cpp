@@ -15,7 +15,7 @@ GrantsWatch::GrantsWatch(boost::asio::any_io_executor ex, const std::filesystem:
     : fd_(ex), changed_(std::move(changed)) {
   int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) throw std::runtime_error("Cannot watch " + home.string() + ": " + std::strerror(errno));
-  if (::inotify_add_watch(fd, home.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_CREATE) < 0) {
+  if (::inotify_add_watch(fd, home.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE) < 0) {
     ::close(fd);
     throw std::runtime_error("Cannot watch " + home.string() + ": " + std::strerror(errno));
   }

@@ -10,7 +10,8 @@ namespace leuria::store {
 
 class GrantsWatch {
  public:
-  // changed runs on ex's thread after grants.json was replaced, written, created or removed.
+  // changed runs on ex's thread after grants.json was replaced (renamed into place), closed after
+  // writing, or removed; never while a writer still has it open.
   GrantsWatch(boost::asio::any_io_executor ex, const std::filesystem::path& home, std::function<void()> changed);
   ~GrantsWatch();
   void start();

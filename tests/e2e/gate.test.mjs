@@ -291,8 +291,6 @@ describe('gate (CLI engine)', { timeout: 60000 }, () => {
       const cases = [
         ['GET', '/session/x', undefined],
         ['POST', '/session/prepare', {}],
-        ['POST', '/embed', { texts: ['a'] }],
-        ['GET', '/no/such/route', undefined],
       ];
       for (const [method, p, body] of cases) {
         for (const token of [undefined, 'not-a-real-token', 'A'.repeat(43)]) {
@@ -300,6 +298,15 @@ describe('gate (CLI engine)', { timeout: 60000 }, () => {
           assertError(r, 401, { code: 'not_paired' });
           assertCors(r, origin);
         }
+      }
+    });
+
+    it('unknown routes get 404 from a web page too, token or not (only routes that exist need a grant)', async () => {
+      const origin = freshOrigin('gate');
+      for (const token of [undefined, 'not-a-real-token']) {
+        const r = await web(eng, origin, '/no/such/route', { token });
+        assertError(r, 404, { error: 'Not found' });
+        assertCors(r, origin);
       }
     });
 

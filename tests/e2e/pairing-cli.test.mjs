@@ -99,11 +99,14 @@ describe('pairing (CLI engine)', { timeout: 90000 }, () => {
       assert.equal(h.json.paired, true);
     });
 
-    it('after the token is collected, the same claim asks again (a new request)', async () => {
+    it('after the token is collected, the same nonce replayed gets 404 and asks nothing; a fresh one asks again', async () => {
       const o = freshOrigin('again');
       const n = nonce();
       const first = await pairCli(eng, o, { nonce: n });
-      const second = await startCliClaim(eng, o, { nonce: n });
+      const from = eng.lines.length;
+      assertError(await claim(eng, o, { nonce: n }), 404);
+      assert.ok(!eng.lines.slice(from).some((l) => APPROVE_RE.test(l)), 'a replayed nonce must not ask the visitor');
+      const second = await startCliClaim(eng, o, { nonce: nonce() });
       assert.notEqual(second.requestId, first.requestId);
       const r = await second.claimPromise;
       assert.deepEqual(r.json, { status: 'pending' });

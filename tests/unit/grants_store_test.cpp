@@ -127,3 +127,56 @@ TEST(GrantsStore, LastUsedIsWrittenAtMostOncePerInterval) {
   EXPECT_EQ(before.st_ino, after.st_ino);  // not rewritten
   EXPECT_EQ(json::parse(f.home.read("grants.json")).at("grants").at(0).at("lastUsedAt"), first);
 }
+
+TEST(GrantsStore, TopLevelFieldsAndModesAreKept) {
+  Fixture f;
+  f.home.write("grants.json", R"({"version":3,"grants":[],"other":true})");
+  ::chmod((f.home.dir / "grants.json").c_str(), 0644);
+  core::GrantBook book(f.file, 60s);
+  struct stat st{};
+  ::stat((f.home.dir / "grants.json").c_str(), &st);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);  // made private on the first read
+  book.issue("https://a.example", std::nullopt, {});
+  auto root = json::parse(f.home.read("grants.json")).as_object();
+  EXPECT_EQ(root.at("version"), 3);
+  EXPECT_EQ(root.at("other"), true);
+}
+
+TEST(GrantsStore, AnEmptyFileIsNoGrantsNotCorrupt) {
+  Fixture f;
+  f.home.write("grants.json", "");
+  core::GrantBook book(f.file, 60s);
+  EXPECT_TRUE(book.list().empty());
+  EXPECT_TRUE(f.logs.empty());
+  EXPECT_TRUE(std::filesystem::exists(f.home.dir / "grants.json"));
+}
+
+TEST(GrantsStore, DuplicateOriginsCollapseToTheFirst) {
+  Fixture f;
+  const std::string a(64, 'a'), b(64, 'b');
+  f.home.write("grants.json", R"({"grants":[{"origin":"https://a.example","tokenHash":")" + a +
+                                  R"(","agent":"gemini"},{"origin":"HTTPS://A.example:443","tokenHash":")" + b + R"("}]})");
+  core::GrantBook book(f.file, 60s);
+  ASSERT_EQ(book.list().size(), 1u);
+  EXPECT_EQ(book.find("https://a.example")->token_hash, a);
+  std::string token = book.issue("https://a.example", std::nullopt, {});
+  EXPECT_TRUE(book.token_valid("https://a.example", token));
+  auto grants = json::parse(f.home.read("grants.json")).at("grants").as_array();
+  ASSERT_EQ(grants.size(), 1u);
+  EXPECT_EQ(grants[0].at("agent"), "gemini");
+}
+
+TEST(GrantsStore, ASitesOwnAiChangeEndsItsSessions) {
+  Fixture f;
+  core::GrantBook book(f.file, 60s);
+  book.issue("https://a.example", std::nullopt, {});
+  std::vector<std::string> ended;
+  book.on_revoked([&](const std::string& o) { ended.push_back(o); });
+  store::GrantsFile other(f.home.dir, [](const std::string&) {});
+  EXPECT_TRUE(other.set_site_ai("https://a.example", "gemini", "pro"));
+  EXPECT_FALSE(other.set_site_ai("https://b.example", "gemini", std::nullopt));
+  book.reload();
+  EXPECT_EQ(ended, std::vector<std::string>{"https://a.example"});
+  EXPECT_EQ(book.find("https://a.example")->agent, "gemini");
+  EXPECT_EQ(book.find("https://a.example")->model, "pro");
+}

@@ -126,8 +126,46 @@ TEST(Pairing, OtherOriginsNeverGetTheAnswer) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, core::ClaimAnswer::Status::pending);
   EXPECT_FALSE(f.grants.has_grant("https://evil.example"));
-  // And a wrong nonce from the right origin after the decision is 404.
+  // Once answered, only the latest nonce collects: a wrong one from the right origin is 404.
   EXPECT_EQ(f.run_claim(kSite, kNonceB).error(), core::PairingError::unknown);
+  EXPECT_EQ(f.run_claim(kSite, kNonceA)->status, core::ClaimAnswer::Status::allowed);
+  // The collected nonce replayed never asks again.
+  EXPECT_EQ(f.run_claim(kSite, kNonceA).error(), core::PairingError::unknown);
+  EXPECT_EQ(f.recorder.requests.size(), 2u);  // the site's and the forger's
+}
+
+TEST(Pairing, ARetryWithoutNeedsKeepsThem) {
+  Fixture f(core::PairingMode::claim_asks);
+  core::Needs needs;
+  needs.tools = true;
+  auto first = std::make_shared<std::optional<Result>>();
+  asio::co_spawn(f.ioc, f.book.claim(kSite, kNonceA, "Shop", needs), [first](std::exception_ptr, Result r) { *first = r; });
+  f.run_for(100ms);
+  f.run_claim(kSite, kNonceB);
+  f.book.decide(f.recorder.requests[0].id, true);
+  ASSERT_TRUE(f.run_claim(kSite, kNonceB));
+  ASSERT_TRUE(f.grants.find(kSite));
+  EXPECT_TRUE(f.grants.find(kSite)->needs.tools);
+  EXPECT_EQ(f.grants.find(kSite)->app, "Shop");
+}
+
+TEST(Pairing, AnExpiredQuestionIsAnsweredUntilAClaimLearnsIt) {
+  Fixture f(core::PairingMode::link_asks, {1000ms, 100ms, 300ms, 20});
+  ASSERT_TRUE(f.book.link(kSite, kNonceA, std::nullopt, {}));
+  f.run_for(150ms);
+  EXPECT_TRUE(f.book.has_open_request(kSite));  // the page still needs to learn it expired
+  EXPECT_EQ(f.run_claim(kSite, kNonceA).error(), core::PairingError::expired);
+  EXPECT_FALSE(f.book.has_open_request(kSite));  // silent again
+  EXPECT_EQ(f.book.decide(f.recorder.requests[0].id, true).error(), core::PairingError::expired);
+}
+
+TEST(Pairing, AfterANoEveryNewAttemptIs429) {
+  Fixture f(core::PairingMode::claim_asks);
+  f.run_claim(kSite, kNonceA);
+  f.book.decide(f.recorder.requests[0].id, false);
+  // Not yet collected: a new nonce is refused for the cooldown, not 404.
+  EXPECT_EQ(f.run_claim(kSite, kNonceB).error(), core::PairingError::cooling_down);
+  EXPECT_EQ(f.run_claim(kSite, kNonceA)->status, core::ClaimAnswer::Status::denied);
 }
 
 TEST(Pairing, NoMeansDeniedThenACooldown) {

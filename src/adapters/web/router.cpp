@@ -39,6 +39,14 @@ asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
     co_return std::move(*a.refusal);
   }
   if (req.method == "OPTIONS") co_return preflight(a, ctx_.gate.admin_api && is_admin_path(req.path));
+  if (req.refused) {
+    // The server refused the body (too large) before reading it; the gate still decides who may
+    // read that answer.
+    http::Response res = error_response(req.refused, "Request body too large");
+    res.close = true;
+    if (a.cors) add_cors(res, a.caller);
+    co_return res;
+  }
 
   http::Response res;
   try {
@@ -61,7 +69,7 @@ asio::awaitable<http::Response> WebApi::route(http::Request& req, const core::Ca
 
   if (!seg.empty() && seg[0] == "connect") {
     if (seg.size() == 2 && seg[1] == "claim" && post) co_return co_await connect_claim(ctx_, req, caller);
-    if (seg.size() == 3 && seg[1] == "assets" && get) co_return connect_asset(seg[2], caller);
+    if (seg.size() == 3 && seg[1] == "assets" && get) co_return connect_asset(ctx_, seg[2], caller);
     if (seg.size() == 2 && get) co_return connect_page(ctx_, seg[1], caller);
     if (seg.size() == 3 && seg[2] == "state" && get) co_return connect_state(ctx_, seg[1], caller);
     if (seg.size() == 3 && seg[2] == "decide" && post) co_return connect_decide(ctx_, req, seg[1], caller);
@@ -69,10 +77,20 @@ asio::awaitable<http::Response> WebApi::route(http::Request& req, const core::Ca
 
   if (!seg.empty() && seg[0] == "admin" && ctx_.gate.admin_api) co_return admin(ctx_, req, caller);
 
-  // Everything else needs a grant from a web page; the engine's own page may use nothing else.
+  // The engine's own page may use nothing else.
   if (caller.kind == core::CallerKind::own_page) co_return not_allowed_for_caller();
-  if (caller.kind == core::CallerKind::web && !ctx_.grants.token_valid(caller.origin, req.bearer()))
-    co_return error_response(401, "This site is not connected to Leuria", "not_paired");
+
+  if (!seg.empty() && seg[0] == "session") {
+    const bool known = (seg.size() == 2 && seg[1] == "prepare" && post) || (seg.size() == 2 && get) ||
+                       (seg.size() == 3 && seg[2] == "stream" && get) || (seg.size() == 3 && post);
+    // Routes that exist need a grant from a web page.
+    if (known && caller.kind == core::CallerKind::web && !ctx_.grants.token_valid(caller.origin, req.bearer()))
+      co_return error_response(401, "This site is not connected to Leuria", "not_paired");
+    if (seg.size() == 2 && seg[1] == "prepare" && post) co_return session_prepare(ctx_, req, caller);
+    if (seg.size() == 2 && get) co_return session_get(ctx_, seg[1], caller);
+    if (seg.size() == 3 && seg[2] == "stream" && get) co_return session_stream(ctx_, seg[1], caller);
+    if (seg.size() == 3 && post) co_return session_action(ctx_, req, seg[1], seg[2], caller);
+  }
   co_return error_response(404, "Not found");
 }
 

@@ -9,6 +9,7 @@
 #include "core/ai_name.hpp"
 #include "core/grants.hpp"
 #include "core/pairing.hpp"
+#include "core/session_book.hpp"
 #include "http/message.hpp"
 
 namespace leuria::web {
@@ -23,6 +24,7 @@ struct EngineInfo {
 struct WebContext {
   core::GrantBook& grants;
   core::PairingBook& pairing;
+  core::SessionBook& sessions;
   GateConfig gate;
   EngineInfo info;
 };

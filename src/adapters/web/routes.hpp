@@ -17,7 +17,13 @@ http::Response connect_page(WebContext& ctx, const std::string& id, const core::
 http::Response connect_state(WebContext& ctx, const std::string& id, const core::Caller& caller);
 http::Response connect_decide(WebContext& ctx, const http::Request& req, const std::string& id,
                               const core::Caller& caller);
-http::Response connect_asset(const std::string& name, const core::Caller& caller);
+http::Response connect_asset(WebContext& ctx, const std::string& name, const core::Caller& caller);
+
+http::Response session_prepare(WebContext& ctx, const http::Request& req, const core::Caller& caller);
+http::Response session_get(WebContext& ctx, const std::string& id, const core::Caller& caller);
+http::Response session_action(WebContext& ctx, const http::Request& req, const std::string& id,
+                              const std::string& action, const core::Caller& caller);
+http::Response session_stream(WebContext& ctx, const std::string& id, const core::Caller& caller);
 
 http::Response admin(WebContext& ctx, const http::Request& req, const core::Caller& caller);
 

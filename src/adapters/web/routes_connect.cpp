@@ -18,6 +18,10 @@ bool is_visitor(const core::Caller& c) {
   return c.kind == core::CallerKind::own_page || c.kind == core::CallerKind::local;
 }
 
+// With the desktop app the visitor answers in the app (admin API); the CLI's approval page, its
+// state and its decide don't exist.
+bool page_exists(const WebContext& ctx) { return !ctx.info.approvals_in_app; }
+
 http::Response html(unsigned status, std::string body) {
   http::Response r;
   r.status = status;
@@ -43,13 +47,15 @@ asio::awaitable<http::Response> connect_claim(WebContext& ctx, const http::Reque
 }
 
 http::Response connect_page(WebContext& ctx, const std::string& id, const core::Caller& caller) {
+  if (!page_exists(ctx)) return error_response(404, "Not found");
   if (!is_visitor(caller)) return not_allowed_for_caller();
   auto request = ctx.pairing.find(id);
   if (!request) return html(404, missing_request_html());
   return html(200, approval_html(id, *request, core::ai_display_name(ctx.info.default_ai, ctx.info.agent_names)));
 }
 
-http::Response connect_asset(const std::string& name, const core::Caller& caller) {
+http::Response connect_asset(WebContext& ctx, const std::string& name, const core::Caller& caller) {
+  if (!page_exists(ctx)) return error_response(404, "Not found");
   if (!is_visitor(caller)) return not_allowed_for_caller();
   auto asset = page_asset(name);
   if (!asset) return error_response(404, "Not found");
@@ -61,6 +67,7 @@ http::Response connect_asset(const std::string& name, const core::Caller& caller
 }
 
 http::Response connect_state(WebContext& ctx, const std::string& id, const core::Caller& caller) {
+  if (!page_exists(ctx)) return error_response(404, "Not found");
   if (!is_visitor(caller)) return not_allowed_for_caller();
   auto request = ctx.pairing.find(id);
   if (!request) return pairing_error(core::PairingError::unknown);
@@ -69,6 +76,7 @@ http::Response connect_state(WebContext& ctx, const std::string& id, const core:
 
 http::Response connect_decide(WebContext& ctx, const http::Request& req, const std::string& id,
                               const core::Caller& caller) {
+  if (!page_exists(ctx)) return error_response(404, "Not found");
   // Only a click on the engine's own page decides: its fetch carries the engine's Origin.
   if (caller.kind != core::CallerKind::own_page) return not_allowed_for_caller();
   auto body = parse_body(req);

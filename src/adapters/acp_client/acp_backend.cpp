@@ -1,0 +1,217 @@
+#include "adapters/acp_client/acp_backend.hpp"
+
+#include <sys/stat.h>
+
+#include <boost/json.hpp>
+
+#include "adapters/acp_client/codec.hpp"
+
+namespace leuria::acp_client {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+std::vector<std::string> agent_environment(char** env) {
+  std::vector<std::string> out;
+  for (char** e = env; e && *e; ++e) {
+    std::string_view kv(*e);
+    if (kv.starts_with("LEURIA_") || kv.starts_with("CLAUDECODE=")) continue;
+    out.emplace_back(kv);
+  }
+  return out;
+}
+
+AcpBackend::AcpBackend(asio::any_io_executor ex, core::AgentDef agent, std::optional<std::string> model,
+                       AcpOptions options, core::BackendSink& sink, core::ToolRegistry& tools)
+    : ex_(std::move(ex)), agent_(std::move(agent)), model_(std::move(model)), options_(std::move(options)),
+      sink_(sink), tools_(tools) {}
+
+AcpBackend::~AcpBackend() {
+  if (child_ && !child_->exited()) child_->kill_group();
+  remove_folder();
+}
+
+void AcpBackend::remove_folder() {
+  if (folder_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(folder_, ec);
+  folder_.clear();
+}
+
+std::string AcpBackend::describe(const rpc::RpcError& e) const {
+  if (e.code == rpc::kConnectionClosed) return agent_.name + " stopped before it answered";
+  return agent_.name + " refused: " + e.message;
+}
+
+asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core::BackendConfig config) {
+  auto self = shared_from_this();
+  config_ = std::move(config);
+
+  // A fresh, empty, private folder: the agent's whole world.
+  folder_ = options_.temp_root / ("leuria-" + config_.session_id);
+  std::error_code ec;
+  std::filesystem::create_directory(folder_, ec);
+  if (ec) co_return "Cannot create a folder for the AI: " + ec.message();
+  ::chmod(folder_.c_str(), 0700);
+
+  transport::SpawnSpec spec;
+  spec.program = agent_.command;
+  spec.args = agent_.args;
+  spec.env = options_.base_env;
+  for (auto& [k, v] : agent_.env) {
+    std::erase_if(spec.env, [&](const std::string& e) { return e.starts_with(k + "="); });
+    spec.env.push_back(k + "=" + v);
+  }
+  spec.cwd = folder_.string();
+
+  std::weak_ptr<AcpBackend> weak = self;
+  transport::ChildProcess::Handlers h;
+  h.on_stdout_line = [weak](std::string line) {
+    if (auto b = weak.lock(); b && b->rpc_) b->rpc_->receive(line);
+  };
+  h.on_stderr_line = [weak](std::string line) {
+    if (auto b = weak.lock(); b && !b->shut_down_) b->sink_.on_log(line.substr(0, 4096));
+  };
+  h.on_exit = [weak](int code) {
+    if (auto b = weak.lock()) b->on_exit(code);
+  };
+  auto child = transport::ChildProcess::spawn(ex_, spec, std::move(h));
+  if (!child) {
+    remove_folder();
+    co_return agent_.name + " could not start: " + child.error();
+  }
+  child_ = *child;
+  rpc_ = std::make_shared<rpc::Connection>(ex_, [weak](std::string line) {
+    auto b = weak.lock();
+    return b && b->child_ && b->child_->write_line(std::move(line));
+  });
+  rpc_->on_request([weak](std::string method, json::value params) -> asio::awaitable<rpc::Result> {
+    auto b = weak.lock();
+    if (!b) co_return rpc::RpcError{rpc::kInternalError, "Session ended", nullptr};
+    co_return co_await b->on_request(std::move(method), std::move(params));
+  });
+  rpc_->on_notification([weak](std::string method, json::value params) {
+    if (auto b = weak.lock()) b->on_notification(method, params);
+  });
+  rpc_->on_protocol_error([weak](std::string what) {
+    if (auto b = weak.lock(); b && !b->shut_down_) b->sink_.on_log("[leuria] ignored output: " + what);
+  });
+
+  auto init = co_await rpc_->call("initialize", initialize_params(options_.engine_version));
+  if (!init) co_return describe(init.error());
+  auto info = parse_initialize(*init);
+  if (!info) co_return agent_.name + " answered initialize with something that isn't ACP";
+  if (info->protocol_version != kProtocolVersion)
+    co_return agent_.name + " speaks ACP version " + std::to_string(info->protocol_version) + ", not 1";
+  images_ = info->images;
+
+  NewSessionParams np;
+  np.cwd = folder_.string();
+  np.mcp_url = config_.mcp_url;
+  np.mcp_token = config_.mcp_token;
+  np.http_mcp = info->http_mcp;
+  np.engine_path = options_.engine_path;
+  np.claude = agent_.id == "claude-acp" || agent_.command.find("claude") != std::string::npos;
+  np.system_prompt = config_.system_prompt;
+  if (np.claude) system_prompt_sent_ = true;
+  auto created = co_await rpc_->call("session/new", new_session_params(np));
+  if (!created) co_return describe(created.error());
+  auto session = parse_new_session(*created);
+  if (!session) co_return agent_.name + " did not open a session";
+  session_ = session->session_id;
+
+  // The mode in which tool calls ask permission (Claude Code's "auto" spends the visitor's tokens on
+  // a classifier; others auto-approve).
+  if (!session->modes.empty() && session->current_mode != "default" &&
+      std::find(session->modes.begin(), session->modes.end(), "default") != session->modes.end()) {
+    auto r = co_await rpc_->call("session/set_mode", set_mode_params(session_, "default"));
+    if (!r && !shut_down_) sink_.on_log("[leuria] could not switch to the default mode: " + r.error().message);
+  }
+  if (model_) {
+    rpc::Result r = rpc::RpcError{rpc::kMethodNotFound, "no way to choose a model", nullptr};
+    if (session->model_config_id)
+      r = co_await rpc_->call("session/set_config_option",
+                              set_config_option_params(session_, *session->model_config_id, *model_));
+    else
+      r = co_await rpc_->call("session/set_model", set_model_params(session_, *model_));
+    if (!r && !shut_down_) sink_.on_log("[leuria] could not choose the model " + *model_ + ": " + r.error().message);
+  }
+  co_return boost::system::result<void, std::string>{};
+}
+
+asio::awaitable<core::TurnOutcome> AcpBackend::prompt(std::vector<core::PromptBlock> blocks) {
+  auto self = shared_from_this();
+  cancelling_ = false;
+  // Agents without a way to replace their preset get the page's system prompt ahead of the first turn.
+  if (config_.system_prompt && !system_prompt_sent_ && !blocks.empty()) {
+    blocks.front().text = "<system>\n" + *config_.system_prompt + "\n</system>\n\n" + blocks.front().text;
+    system_prompt_sent_ = true;
+  }
+  auto r = co_await rpc_->call("session/prompt", prompt_params(session_, blocks));
+  if (shut_down_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
+  if (!r) {
+    if (cancelling_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
+    co_return core::TurnOutcome{core::TurnOutcome::End::failed, describe(r.error())};
+  }
+  if (stop_reason(*r) == "cancelled" || cancelling_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
+  if (stop_reason(*r) == "refusal") co_return core::TurnOutcome{core::TurnOutcome::End::done, {}};
+  co_return core::TurnOutcome{};
+}
+
+void AcpBackend::cancel_turn() {
+  if (!rpc_ || session_.empty()) return;
+  cancelling_ = true;
+  rpc_->notify("session/cancel", cancel_params(session_));
+}
+
+asio::awaitable<rpc::Result> AcpBackend::on_request(std::string method, json::value params) {
+  if (method != "session/request_permission")
+    co_return rpc::RpcError{rpc::kMethodNotFound, "The client does not offer " + method, nullptr};
+  auto req = parse_permission_request(params);
+  if (auto it = tool_names_.find(req.tool_call.id); it != tool_names_.end()) req.names.push_back(it->second);
+  std::vector<std::string> page_tools;
+  for (auto& t : tools_.tools()) page_tools.push_back(t.name);
+  auto tool = core::page_tool_named(req.names, page_tools);
+  const bool allow = tool.has_value();
+  const std::string shown = tool ? std::string(core::kPageToolPrefix) + *tool
+                                 : (req.names.empty() ? std::string("unknown tool") : req.names.front());
+  if (!shut_down_) sink_.on_permission({shown, allow});
+  co_return permission_result(core::choose_option(allow, req.options));
+}
+
+void AcpBackend::on_notification(const std::string& method, const json::value& params) {
+  if (method != "session/update" || shut_down_) return;
+  auto u = parse_update(params);
+  switch (u.kind) {
+    case Update::Kind::chunk: sink_.on_chunk(std::move(u.text)); break;
+    case Update::Kind::thought: sink_.on_thought(std::move(u.text)); break;
+    case Update::Kind::tool_call: {
+      auto& t = u.tool_call;
+      std::string name = t.tool_name.value_or(t.title.value_or(""));
+      if (!name.empty() && !t.id.empty()) tool_names_[t.id] = name;
+      else if (auto it = tool_names_.find(t.id); it != tool_names_.end()) name = it->second;
+      if (!name.empty()) t.tool_name = name;
+      sink_.on_tool_call(std::move(t));
+      break;
+    }
+    case Update::Kind::none: break;
+  }
+}
+
+void AcpBackend::on_exit(int code) {
+  if (!shut_down_) sink_.on_exit(code);
+  if (rpc_) rpc_->close(agent_.name + " exited");
+  remove_folder();
+}
+
+void AcpBackend::shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (rpc_) rpc_->close("The session ended");
+  if (child_ && !child_->exited())
+    child_->terminate(options_.kill_grace);  // closes stdin, SIGTERM, then SIGKILL; the folder goes on exit
+  else
+    remove_folder();
+}
+
+}  // namespace leuria::acp_client

@@ -1,0 +1,67 @@
+// The acp_client door: an ACP agent process (Claude Code, Gemini CLI, Codex, any ACP agent) as a
+// session's AI. Spawned in its own process group, in a fresh empty folder that is removed after,
+// with a fixed argument list and none of the engine's secrets in its environment.
+#pragma once
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "core/ai_catalog.hpp"
+#include "core/backend.hpp"
+#include "rpc/connection.hpp"
+#include "transport/child_process.hpp"
+
+namespace leuria::acp_client {
+
+struct AcpOptions {
+  std::string engine_version;
+  std::string engine_path;            // for the stdio MCP bridge
+  std::filesystem::path temp_root;    // where leuria-<session> folders are made
+  std::vector<std::string> base_env;  // the engine's environment, secrets already removed
+  std::chrono::milliseconds kill_grace{3000};
+};
+
+class AcpBackend final : public core::AgentBackend, public std::enable_shared_from_this<AcpBackend> {
+ public:
+  AcpBackend(boost::asio::any_io_executor ex, core::AgentDef agent, std::optional<std::string> model,
+             AcpOptions options, core::BackendSink& sink, core::ToolRegistry& tools);
+  ~AcpBackend() override;
+
+  boost::asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig config) override;
+  bool accepts_images() const override { return images_; }
+  boost::asio::awaitable<core::TurnOutcome> prompt(std::vector<core::PromptBlock> blocks) override;
+  void cancel_turn() override;
+  void shutdown() override;
+
+ private:
+  boost::asio::awaitable<rpc::Result> on_request(std::string method, boost::json::value params);
+  void on_notification(const std::string& method, const boost::json::value& params);
+  void on_exit(int code);
+  void remove_folder();
+  std::string describe(const rpc::RpcError& e) const;
+
+  boost::asio::any_io_executor ex_;
+  core::AgentDef agent_;
+  std::optional<std::string> model_;
+  AcpOptions options_;
+  core::BackendSink& sink_;
+  core::ToolRegistry& tools_;
+  core::BackendConfig config_;
+  std::filesystem::path folder_;
+  std::shared_ptr<transport::ChildProcess> child_;
+  std::shared_ptr<rpc::Connection> rpc_;
+  std::string session_;
+  bool images_ = false;
+  bool cancelling_ = false;
+  bool shut_down_ = false;
+  bool system_prompt_sent_ = false;
+  std::map<std::string, std::string> tool_names_;  // toolCallId → the tool's name, for permissions
+};
+
+// The engine's environment for agents: without LEURIA_* (the admin token among them) and without
+// CLAUDECODE (which makes Claude Code think it runs inside itself).
+std::vector<std::string> agent_environment(char** environ_vars);
+
+}  // namespace leuria::acp_client

@@ -1,0 +1,179 @@
+#include "adapters/acp_client/codec.hpp"
+
+#include <boost/json.hpp>
+
+namespace leuria::acp_client {
+
+namespace json = boost::json;
+
+namespace {
+
+std::optional<std::string> str(const json::value* v) {
+  if (v && v->is_string()) return std::string(v->as_string());
+  return std::nullopt;
+}
+const json::value* field(const json::value& v, std::string_view key) {
+  return v.is_object() ? v.as_object().if_contains(key) : nullptr;
+}
+
+// Claude Code's own tools, all off: the AI may use the page's tools and nothing else.
+const char* const kClaudeBuiltins[] = {"Bash", "BashOutput", "KillShell", "KillBash", "Edit", "MultiEdit", "Write",
+                                       "Read", "Glob", "Grep", "LS", "NotebookEdit", "NotebookRead", "WebFetch",
+                                       "WebSearch", "TodoWrite", "Task", "Agent", "ExitPlanMode", "SlashCommand",
+                                       "Skill", "AskUserQuestion", "ListMcpResourcesTool", "ReadMcpResourceTool"};
+
+}  // namespace
+
+json::value initialize_params(const std::string& version) {
+  return json::object{
+      {"protocolVersion", kProtocolVersion},
+      {"clientCapabilities",
+       json::object{{"fs", json::object{{"readTextFile", false}, {"writeTextFile", false}}}, {"terminal", false}}},
+      {"clientInfo", json::object{{"name", "leuria"}, {"title", "Leuria"}, {"version", version}}},
+  };
+}
+
+std::optional<AgentInfo> parse_initialize(const json::value& r) {
+  auto* pv = field(r, "protocolVersion");
+  if (!pv || !pv->is_number()) return std::nullopt;
+  AgentInfo info;
+  info.protocol_version = pv->to_number<int>();
+  if (auto* caps = field(r, "agentCapabilities")) {
+    if (auto* pc = field(*caps, "promptCapabilities"))
+      if (auto* img = field(*pc, "image"); img && img->is_bool()) info.images = img->as_bool();
+    if (auto* mc = field(*caps, "mcpCapabilities"))
+      if (auto* h = field(*mc, "http"); h && h->is_bool()) info.http_mcp = h->as_bool();
+  }
+  return info;
+}
+
+json::value new_session_params(const NewSessionParams& p) {
+  json::array servers;
+  if (!p.mcp_url.empty()) {
+    if (p.http_mcp) {
+      servers.push_back(json::object{
+          {"type", "http"},
+          {"name", "webmcp"},
+          {"url", p.mcp_url},
+          {"headers", json::array{json::object{{"name", "Authorization"}, {"value", "Bearer " + p.mcp_token}}}}});
+    } else {
+      servers.push_back(json::object{
+          {"name", "webmcp"},
+          {"command", p.engine_path},
+          {"args", json::array{"mcp-stdio", p.mcp_url}},
+          {"env", json::array{json::object{{"name", "LEURIA_MCP_TOKEN"}, {"value", p.mcp_token}}}}});
+    }
+  }
+  json::object params{{"cwd", p.cwd}, {"mcpServers", std::move(servers)}};
+  json::object meta;
+  if (p.claude) {
+    json::array disallowed;
+    for (const char* t : kClaudeBuiltins) disallowed.push_back(json::string(t));
+    meta["claudeCode"] = json::object{{"options", json::object{{"tools", json::array{}},
+                                                               {"allowedTools", json::array{"mcp__webmcp"}},
+                                                               {"disallowedTools", std::move(disallowed)},
+                                                               {"settingSources", json::array{}},
+                                                               {"strictMcpConfig", true}}}};
+  }
+  if (p.system_prompt && p.claude) meta["systemPrompt"] = *p.system_prompt;
+  if (!meta.empty()) params["_meta"] = std::move(meta);
+  return params;
+}
+
+std::optional<NewSessionInfo> parse_new_session(const json::value& r) {
+  auto id = str(field(r, "sessionId"));
+  if (!id || id->empty()) return std::nullopt;
+  NewSessionInfo info;
+  info.session_id = *id;
+  if (auto* modes = field(r, "modes")) {
+    info.current_mode = str(field(*modes, "currentModeId"));
+    if (auto* list = field(*modes, "availableModes"); list && list->is_array())
+      for (auto& m : list->as_array())
+        if (auto mid = str(field(m, "id"))) info.modes.push_back(*mid);
+  }
+  if (auto* models = field(r, "models"))
+    if (auto* list = field(*models, "availableModels"); list && list->is_array())
+      for (auto& m : list->as_array())
+        if (auto mid = str(field(m, "modelId"))) info.models.push_back(*mid);
+  if (auto* opts = field(r, "configOptions"); opts && opts->is_array())
+    for (auto& o : opts->as_array())
+      if (str(field(o, "category")) == "model") info.model_config_id = str(field(o, "id"));
+  return info;
+}
+
+json::value set_mode_params(const std::string& session, const std::string& mode) {
+  return json::object{{"sessionId", session}, {"modeId", mode}};
+}
+json::value set_model_params(const std::string& session, const std::string& model) {
+  return json::object{{"sessionId", session}, {"modelId", model}};
+}
+json::value set_config_option_params(const std::string& session, const std::string& id, const std::string& value) {
+  return json::object{{"sessionId", session}, {"configId", id}, {"value", value}};
+}
+
+json::value prompt_params(const std::string& session, const std::vector<core::PromptBlock>& blocks) {
+  json::array prompt;
+  for (auto& b : blocks) {
+    if (b.type == core::PromptBlock::Type::text)
+      prompt.push_back(json::object{{"type", "text"}, {"text", b.text}});
+    else
+      prompt.push_back(json::object{{"type", "image"}, {"mimeType", b.mime_type}, {"data", b.data}});
+  }
+  return json::object{{"sessionId", session}, {"prompt", std::move(prompt)}};
+}
+
+std::string stop_reason(const json::value& r) { return str(field(r, "stopReason")).value_or("end_turn"); }
+
+json::value cancel_params(const std::string& session) { return json::object{{"sessionId", session}}; }
+
+namespace {
+
+core::ToolCallInfo tool_call_of(const json::value& u) {
+  core::ToolCallInfo t;
+  t.id = str(field(u, "toolCallId")).value_or("");
+  t.title = str(field(u, "title"));
+  t.kind = str(field(u, "kind"));
+  t.status = str(field(u, "status"));
+  if (auto* meta = field(u, "_meta"))
+    if (auto* cc = field(*meta, "claudeCode")) t.tool_name = str(field(*cc, "toolName"));
+  return t;
+}
+
+}  // namespace
+
+Update parse_update(const json::value& params) {
+  Update out;
+  auto* u = field(params, "update");
+  if (!u) return out;
+  auto kind = str(field(*u, "sessionUpdate")).value_or("");
+  if (kind == "agent_message_chunk" || kind == "agent_thought_chunk") {
+    auto* content = field(*u, "content");
+    if (!content || str(field(*content, "type")) != "text") return out;
+    out.kind = kind == "agent_message_chunk" ? Update::Kind::chunk : Update::Kind::thought;
+    out.text = str(field(*content, "text")).value_or("");
+  } else if (kind == "tool_call" || kind == "tool_call_update") {
+    out.kind = Update::Kind::tool_call;
+    out.tool_call = tool_call_of(*u);
+  }
+  return out;
+}
+
+PermissionRequest parse_permission_request(const json::value& params) {
+  PermissionRequest out;
+  if (auto* tc = field(params, "toolCall")) {
+    out.tool_call = tool_call_of(*tc);
+    if (out.tool_call.tool_name) out.names.push_back(*out.tool_call.tool_name);
+    if (out.tool_call.title) out.names.push_back(*out.tool_call.title);
+  }
+  if (auto* opts = field(params, "options"); opts && opts->is_array())
+    for (auto& o : opts->as_array())
+      out.options.push_back({str(field(o, "optionId")).value_or(""), str(field(o, "kind")).value_or("")});
+  return out;
+}
+
+json::value permission_result(const std::optional<std::string>& option_id) {
+  if (!option_id) return json::object{{"outcome", json::object{{"outcome", "cancelled"}}}};
+  return json::object{{"outcome", json::object{{"outcome", "selected"}, {"optionId", *option_id}}}};
+}
+
+}  // namespace leuria::acp_client

@@ -1,0 +1,73 @@
+// The acp_client door's codec: ACP v1 as a client speaks it to an agent. The only file that knows
+// ACP's field names (initialize, session/new with its MCP servers and Claude's _meta,
+// session/prompt blocks, session/update kinds, session/request_permission).
+#pragma once
+#include <boost/json/value.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/events.hpp"
+#include "core/permission.hpp"
+
+namespace leuria::acp_client {
+
+inline constexpr int kProtocolVersion = 1;
+
+boost::json::value initialize_params(const std::string& version);
+
+struct AgentInfo {
+  int protocol_version = 0;
+  bool images = false;
+  bool http_mcp = false;
+};
+std::optional<AgentInfo> parse_initialize(const boost::json::value& result);
+
+struct NewSessionParams {
+  std::string cwd;
+  std::string mcp_url;    // empty: no MCP server
+  std::string mcp_token;
+  bool http_mcp = true;   // else the stdio bridge: `<engine> mcp-stdio <url>`
+  std::string engine_path;
+  bool claude = false;    // add _meta.claudeCode.options that turn Claude Code's built-ins off
+  std::optional<std::string> system_prompt;
+};
+boost::json::value new_session_params(const NewSessionParams& p);
+
+struct NewSessionInfo {
+  std::string session_id;
+  std::optional<std::string> current_mode;
+  std::vector<std::string> modes;
+  std::vector<std::string> models;
+  std::optional<std::string> model_config_id;  // a configOptions entry of category "model"
+};
+std::optional<NewSessionInfo> parse_new_session(const boost::json::value& result);
+
+boost::json::value set_mode_params(const std::string& session, const std::string& mode);
+boost::json::value set_model_params(const std::string& session, const std::string& model);
+boost::json::value set_config_option_params(const std::string& session, const std::string& config_id,
+                                            const std::string& value);
+
+boost::json::value prompt_params(const std::string& session, const std::vector<core::PromptBlock>& blocks);
+// The prompt result's stopReason ("end_turn", "cancelled", …).
+std::string stop_reason(const boost::json::value& result);
+boost::json::value cancel_params(const std::string& session);
+
+// A session/update notification, as what the core cares about.
+struct Update {
+  enum class Kind { none, chunk, thought, tool_call } kind = Kind::none;
+  std::string text;
+  core::ToolCallInfo tool_call;
+};
+Update parse_update(const boost::json::value& params);
+
+struct PermissionRequest {
+  core::ToolCallInfo tool_call;
+  std::vector<std::string> names;  // every name the agent gives the tool (title, _meta tool name)
+  std::vector<core::PermissionOption> options;
+};
+PermissionRequest parse_permission_request(const boost::json::value& params);
+boost::json::value permission_result(const std::optional<std::string>& option_id);
+
+}  // namespace leuria::acp_client

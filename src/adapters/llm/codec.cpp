@@ -1,0 +1,155 @@
+#include "adapters/llm/codec.hpp"
+
+#include <boost/json.hpp>
+
+namespace leuria::llm {
+
+namespace json = boost::json;
+
+json::object system_message(const std::string& text) { return {{"role", "system"}, {"content", text}}; }
+
+json::object user_message(const std::vector<core::PromptBlock>& blocks) {
+  bool only_text = true;
+  for (auto& b : blocks) only_text = only_text && b.type == core::PromptBlock::Type::text;
+  if (only_text) {
+    std::string text;
+    for (auto& b : blocks) {
+      if (!text.empty()) text += "\n\n";
+      text += b.text;
+    }
+    return {{"role", "user"}, {"content", text}};
+  }
+  json::array parts;
+  for (auto& b : blocks) {
+    if (b.type == core::PromptBlock::Type::text)
+      parts.push_back(json::object{{"type", "text"}, {"text", b.text}});
+    else
+      parts.push_back(json::object{{"type", "image_url"},
+                                   {"image_url", json::object{{"url", "data:" + b.mime_type + ";base64," + b.data}}}});
+  }
+  return {{"role", "user"}, {"content", std::move(parts)}};
+}
+
+json::object assistant_message(const std::string& text, const std::vector<ToolCall>& calls) {
+  json::object m{{"role", "assistant"}, {"content", text}};
+  if (!calls.empty()) {
+    json::array list;
+    for (auto& c : calls)
+      list.push_back(json::object{{"id", c.id},
+                                  {"type", "function"},
+                                  {"function", json::object{{"name", c.name}, {"arguments", c.arguments}}}});
+    m["tool_calls"] = std::move(list);
+  }
+  return m;
+}
+
+json::object tool_message(const std::string& call_id, const std::string& content) {
+  return {{"role", "tool"}, {"tool_call_id", call_id}, {"content", content}};
+}
+
+std::string request_body(const std::string& model, const json::array& messages,
+                         const std::vector<core::ToolSpec>& tools, bool forbid_tools) {
+  json::object body{{"model", model}, {"messages", messages}, {"stream", true}};
+  if (!tools.empty()) {
+    json::array list;
+    for (auto& t : tools) {
+      boost::system::error_code ec;
+      json::value schema = json::parse(t.input_schema_json, ec);
+      if (ec || !schema.is_object()) schema = json::object{{"type", "object"}, {"properties", json::object{}}};
+      list.push_back(json::object{
+          {"type", "function"},
+          {"function", json::object{{"name", t.name}, {"description", t.description}, {"parameters", schema}}}});
+    }
+    body["tools"] = std::move(list);
+    if (forbid_tools) body["tool_choice"] = "none";
+  }
+  return json::serialize(body);
+}
+
+namespace {
+std::string text_of(const json::value* v) {
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+}  // namespace
+
+Line parse_stream_line(std::string_view line) {
+  Line out;
+  if (!line.starts_with("data:")) return out;
+  line.remove_prefix(5);
+  while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+  if (line == "[DONE]") {
+    out.done = true;
+    return out;
+  }
+  boost::system::error_code ec;
+  json::value v = json::parse(line, ec);
+  if (ec || !v.is_object()) return out;
+  Delta d;
+  const auto& o = v.as_object();
+  if (auto* err = o.if_contains("error")) {
+    d.error = err->is_object() ? text_of(err->as_object().if_contains("message")) : text_of(err);
+    if (d.error->empty()) d.error = "The model server reported an error";
+    out.delta = std::move(d);
+    return out;
+  }
+  auto* choices = o.if_contains("choices");
+  if (!choices || !choices->is_array() || choices->as_array().empty()) {
+    out.delta = std::move(d);
+    return out;
+  }
+  const auto& choice = choices->as_array()[0];
+  if (!choice.is_object()) return out;
+  if (auto* fr = choice.as_object().if_contains("finish_reason"); fr && fr->is_string())
+    d.finish_reason = std::string(fr->as_string());
+  auto* delta = choice.as_object().if_contains("delta");
+  if (delta && delta->is_object()) {
+    const auto& dd = delta->as_object();
+    d.content = text_of(dd.if_contains("content"));
+    d.reasoning = text_of(dd.if_contains("reasoning_content"));
+    if (d.reasoning.empty()) d.reasoning = text_of(dd.if_contains("reasoning"));
+    if (auto* tcs = dd.if_contains("tool_calls"); tcs && tcs->is_array()) {
+      for (auto& tc : tcs->as_array()) {
+        if (!tc.is_object()) continue;
+        const auto& t = tc.as_object();
+        Delta::ToolCallPart part;
+        if (auto* i = t.if_contains("index"); i && i->is_number()) part.index = i->to_number<int>();
+        if (auto* id = t.if_contains("id"); id && id->is_string()) part.id = std::string(id->as_string());
+        if (auto* f = t.if_contains("function"); f && f->is_object()) {
+          if (auto* n = f->as_object().if_contains("name"); n && n->is_string()) part.name = std::string(n->as_string());
+          part.arguments = text_of(f->as_object().if_contains("arguments"));
+        }
+        d.tool_calls.push_back(std::move(part));
+      }
+    }
+  }
+  out.delta = std::move(d);
+  return out;
+}
+
+std::vector<std::string> parse_models(const std::string& body) {
+  std::vector<std::string> out;
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec || !v.is_object()) return out;
+  auto* data = v.as_object().if_contains("data");
+  if (!data || !data->is_array()) return out;
+  for (auto& m : data->as_array())
+    if (m.is_object())
+      if (auto* id = m.as_object().if_contains("id"); id && id->is_string()) out.emplace_back(id->as_string());
+  return out;
+}
+
+std::string error_message(const std::string& body) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (!ec && v.is_object()) {
+    if (auto* e = v.as_object().if_contains("error")) {
+      if (e->is_string()) return std::string(e->as_string());
+      if (e->is_object())
+        if (auto* m = e->as_object().if_contains("message"); m && m->is_string()) return std::string(m->as_string());
+    }
+  }
+  return body.substr(0, 200);
+}
+
+}  // namespace leuria::llm

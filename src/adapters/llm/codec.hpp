@@ -1,0 +1,57 @@
+// The llm door's codec: OpenAI chat completions (what Ollama, LM Studio, llama.cpp's server and
+// hosted APIs speak). The only file that knows its field names.
+#pragma once
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/tools.hpp"
+
+namespace leuria::llm {
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON text, assembled from deltas
+};
+
+// One `data:` line of a streamed completion.
+struct Delta {
+  std::string content;
+  std::string reasoning;  // reasoning_content (DeepSeek, llama.cpp) or reasoning (Ollama, OpenRouter)
+  struct ToolCallPart {
+    int index = 0;
+    std::optional<std::string> id;
+    std::optional<std::string> name;
+    std::string arguments;
+  };
+  std::vector<ToolCallPart> tool_calls;
+  std::optional<std::string> finish_reason;
+  std::optional<std::string> error;  // an error object sent inside the stream
+};
+
+boost::json::object system_message(const std::string& text);
+boost::json::object user_message(const std::vector<core::PromptBlock>& blocks);
+boost::json::object assistant_message(const std::string& text, const std::vector<ToolCall>& calls);
+boost::json::object tool_message(const std::string& call_id, const std::string& content);
+
+std::string request_body(const std::string& model, const boost::json::array& messages,
+                         const std::vector<core::ToolSpec>& tools, bool forbid_tools);
+
+// nullopt for lines that aren't data (comments, blank, [DONE] is reported as done).
+struct Line {
+  bool done = false;
+  std::optional<Delta> delta;
+};
+Line parse_stream_line(std::string_view line);
+
+// The ids in a /models answer, in order.
+std::vector<std::string> parse_models(const std::string& body);
+
+// A readable message from an error answer's body ({"error":{"message":…}} or {"error":"…"}).
+std::string error_message(const std::string& body);
+
+}  // namespace leuria::llm

@@ -1,0 +1,144 @@
+#include "adapters/llm/llm_backend.hpp"
+
+#include <map>
+
+#include "adapters/llm/codec.hpp"
+#include "core/permission.hpp"
+
+namespace leuria::llm {
+
+namespace asio = boost::asio;
+
+struct LlmBackend::Step {
+  std::string text;
+  std::map<int, ToolCall> calls;
+  std::string line_buffer;
+};
+
+LlmBackend::LlmBackend(asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
+                       core::BackendSink& sink, core::ToolRegistry& tools)
+    : ex_(std::move(ex)), provider_(std::move(provider)), model_(std::move(model)), sink_(sink), tools_(tools) {}
+
+std::vector<http::Header> LlmBackend::auth_headers() const {
+  std::vector<http::Header> h{{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
+  if (provider_.api_key && !provider_.api_key->empty()) h.push_back({"Authorization", "Bearer " + *provider_.api_key});
+  return h;
+}
+
+std::string LlmBackend::display() const { return provider_.name.empty() ? provider_.id : provider_.name; }
+
+// Local servers say nothing about vision; hosted OpenAI-compatible APIs take image parts.
+bool LlmBackend::accepts_images() const { return provider_.kind == "openai"; }
+
+asio::awaitable<boost::system::result<void, std::string>> LlmBackend::start(core::BackendConfig config) {
+  auto self = shared_from_this();
+  config_ = std::move(config);
+  if (config_.system_prompt) messages_.push_back(system_message(*config_.system_prompt));
+  // Reach the server once: a stopped Ollama should fail the start, not the first turn.
+  http::ClientRequest req;
+  req.url = provider_.base_url + "/models";
+  req.headers = auth_headers();
+  req.read_timeout = std::chrono::seconds(30);
+  auto res = co_await http::fetch(ex_, req);
+  if (res.status == 0)
+    co_return "Could not reach " + display() + " at " + provider_.base_url + ". Is it running? (" + res.error + ")";
+  if (res.status == 401 || res.status == 403)
+    co_return display() + " refused the API key (HTTP " + std::to_string(res.status) + ").";
+  if (!model_) {
+    auto models = parse_models(res.body);
+    if (models.empty()) co_return display() + " has no model available. Load or pull one first.";
+    model_ = models.front();
+  }
+  co_return boost::system::result<void, std::string>{};
+}
+
+asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_tools, Step& step) {
+  http::ClientRequest req;
+  req.method = "POST";
+  req.url = provider_.base_url + "/chat/completions";
+  req.headers = auth_headers();
+  req.body = request_body(*model_, messages_, tools_.tools(), forbid_tools);
+  abort_ = std::make_shared<http::Abort>();
+  std::optional<std::string> stream_error;
+  bool done = false;
+  auto on_data = [&](std::string_view data) {
+    step.line_buffer.append(data);
+    std::size_t start = 0;
+    for (auto nl = step.line_buffer.find('\n'); nl != std::string::npos; nl = step.line_buffer.find('\n', start)) {
+      std::string_view line(step.line_buffer.data() + start, nl - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      start = nl + 1;
+      Line parsed = parse_stream_line(line);
+      if (parsed.done) done = true;
+      if (!parsed.delta || shut_down_) continue;
+      Delta& d = *parsed.delta;
+      if (d.error) stream_error = *d.error;
+      if (!d.reasoning.empty()) sink_.on_thought(d.reasoning);
+      if (!d.content.empty()) {
+        step.text += d.content;
+        sink_.on_chunk(d.content);
+      }
+      for (auto& part : d.tool_calls) {
+        ToolCall& call = step.calls[part.index];
+        if (part.id) call.id = *part.id;
+        if (part.name) call.name += *part.name;
+        call.arguments += part.arguments;
+      }
+    }
+    step.line_buffer.erase(0, start);
+    return !done && !stream_error && step.line_buffer.size() < 16 * 1024 * 1024;
+  };
+  auto res = co_await http::fetch(ex_, std::move(req), on_data, abort_);
+  abort_.reset();
+  if (cancelled_ || shut_down_) co_return std::nullopt;
+  if (stream_error) co_return display() + " reported an error: " + *stream_error;
+  if (res.status == 0) co_return "Could not reach " + display() + " at " + provider_.base_url + " (" + res.error + ")";
+  if (res.status / 100 != 2)
+    co_return display() + " answered HTTP " + std::to_string(res.status) + ": " + error_message(res.body);
+  if (!done && !res.complete) co_return display() + "'s answer broke off: " + res.error;
+  co_return std::nullopt;
+}
+
+asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBlock> blocks) {
+  auto self = shared_from_this();
+  cancelled_ = false;
+  messages_.push_back(user_message(blocks));
+  const int steps = std::max(1, config_.max_turns);
+  for (int i = 1; i <= steps; ++i) {
+    Step step;
+    // The last step may only answer in words, so a turn always ends with text.
+    auto error = co_await stream_step(i == steps, step);
+    if (cancelled_ || shut_down_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
+    if (error) co_return core::TurnOutcome{core::TurnOutcome::End::failed, *error};
+
+    std::vector<ToolCall> calls;
+    for (auto& [index, call] : step.calls) {
+      if (call.id.empty()) call.id = "call_" + std::to_string(i) + "_" + std::to_string(index);
+      calls.push_back(call);
+    }
+    messages_.push_back(assistant_message(step.text, calls));
+    if (calls.empty()) co_return core::TurnOutcome{};
+
+    for (auto& call : calls) {
+      const std::string tool_name = std::string(core::kPageToolPrefix) + call.name;
+      sink_.on_tool_call({call.id, call.name, "other", "in_progress", tool_name});
+      auto result = co_await tools_.call(call.name, call.arguments.empty() ? "{}" : call.arguments);
+      if (cancelled_ || shut_down_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
+      sink_.on_tool_call({call.id, call.name, "other", result.is_error ? "failed" : "completed", tool_name});
+      messages_.push_back(tool_message(call.id, result.is_error ? "Error: " + result.text : result.text));
+    }
+  }
+  co_return core::TurnOutcome{};
+}
+
+void LlmBackend::cancel_turn() {
+  cancelled_ = true;
+  if (abort_) abort_->abort();
+}
+
+void LlmBackend::shutdown() {
+  shut_down_ = true;
+  if (abort_) abort_->abort();
+}
+
+}  // namespace leuria::llm

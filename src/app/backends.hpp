@@ -1,0 +1,31 @@
+// The AIs this engine can run, and the factory that turns a session's AI choice into a backend:
+// an ACP agent process (adapters/acp_client) or a model server (adapters/llm).
+#pragma once
+#include <boost/asio/any_io_executor.hpp>
+#include <filesystem>
+
+#include "adapters/acp_client/acp_backend.hpp"
+#include "core/ai_catalog.hpp"
+#include "core/backend.hpp"
+
+namespace leuria::app {
+
+// Configured agents and providers plus the built-in ones. The error is a plain sentence.
+boost::system::result<core::AiCatalog, std::string> load_catalog(const std::filesystem::path& home);
+
+class Backends final : public core::BackendFactory {
+ public:
+  Backends(boost::asio::any_io_executor ex, core::AiCatalog catalog, acp_client::AcpOptions acp)
+      : ex_(std::move(ex)), catalog_(std::move(catalog)), acp_(std::move(acp)) {}
+  boost::system::result<std::shared_ptr<core::AgentBackend>, std::string> make(const core::AiChoice& ai,
+                                                                              core::BackendSink& sink,
+                                                                              core::ToolRegistry& tools) override;
+  const core::AiCatalog& catalog() const { return catalog_; }
+
+ private:
+  boost::asio::any_io_executor ex_;
+  core::AiCatalog catalog_;
+  acp_client::AcpOptions acp_;
+};
+
+}  // namespace leuria::app

@@ -1,0 +1,215 @@
+#include "core/session.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+namespace leuria::core {
+
+namespace asio = boost::asio;
+
+std::string_view status_word(SessionStatus s) {
+  switch (s) {
+    case SessionStatus::pending_approval: return "pending_approval";
+    case SessionStatus::starting: return "running";
+    case SessionStatus::idle: return "idle";
+    case SessionStatus::running: return "running";
+    case SessionStatus::completed: return "completed";
+    case SessionStatus::cancelled: return "cancelled";
+    case SessionStatus::failed: return "failed";
+  }
+  return "failed";
+}
+
+Session::Session(asio::any_io_executor ex, Params p, BackendFactory& factory, const SessionLimits& limits,
+                 std::unique_ptr<ToolRegistry> tools, std::function<void(Session&)> on_ended)
+    : ex_(ex), p_(std::move(p)), factory_(factory), limits_(limits), tools_(std::move(tools)),
+      on_ended_(std::move(on_ended)), start_timer_(ex) {}
+
+Session::~Session() {
+  if (backend_) backend_->shutdown();
+}
+
+void Session::publish(Event e) {
+  e.seq = ++seq_;
+  if (e.kind == EventKind::chunk && status_ == SessionStatus::running && replay_bytes_ < limits_.replay_bytes) {
+    replay_bytes_ += e.text.size();
+    replay_.push_back(e);
+  }
+  std::erase_if(subscribers_, [&](const std::weak_ptr<Subscriber>& w) {
+    auto s = w.lock();
+    if (!s || s->ended()) return true;
+    s->push(e);
+    return false;
+  });
+}
+
+Event Session::final_event() const {
+  Event e;
+  e.kind = status_ == SessionStatus::completed ? EventKind::completed
+           : status_ == SessionStatus::cancelled ? EventKind::cancelled
+                                                 : EventKind::failed;
+  if (e.kind == EventKind::failed) e.text = error_.value_or("The session failed");
+  return e;
+}
+
+std::shared_ptr<Subscriber> Session::subscribe() {
+  auto s = std::make_shared<Subscriber>(ex_);
+  if (is_final(status_)) {
+    s->push(final_event());
+    return s;
+  }
+  if (approved()) s->push(Event{EventKind::webmcp_ready});
+  if (status_ == SessionStatus::idle) s->push(Event{EventKind::ready});
+  for (const auto& chunk : replay_) s->push(chunk);
+  subscribers_.push_back(s);
+  return s;
+}
+
+boost::system::result<void, SessionError> Session::approve() {
+  if (status_ != SessionStatus::pending_approval)
+    return SessionError{SessionError::Kind::bad_request,
+                        is_final(status_) ? "Session has ended" : "Session is already approved"};
+  status_ = SessionStatus::starting;
+  publish(Event{EventKind::webmcp_ready});
+  start_timer_.expires_after(limits_.start_timeout);
+  start_timer_.async_wait([weak = weak_from_this(), this](boost::system::error_code ec) {
+    auto self = weak.lock();
+    if (!self || ec || status_ != SessionStatus::starting) return;
+    end(SessionStatus::failed, "The AI did not start within " +
+                                   std::to_string(limits_.start_timeout.count() / 1000) + " s");
+  });
+  asio::co_spawn(ex_, run_start(), asio::detached);
+  return {};
+}
+
+asio::awaitable<void> Session::run_start() {
+  auto self = shared_from_this();
+  auto made = factory_.make(p_.ai, *this, *tools_);
+  if (!made) {
+    end(SessionStatus::failed, made.error());
+    co_return;
+  }
+  backend_ = *made;
+  BackendConfig config;
+  config.session_id = p_.id;
+  config.system_prompt = p_.request.system_prompt;
+  config.max_turns = p_.request.max_turns.value_or(limits_.default_max_turns);
+  config.ai = p_.ai;
+  auto started = co_await backend_->start(config);
+  if (status_ != SessionStatus::starting) co_return;  // ended meanwhile (cancelled, timed out)
+  start_timer_.cancel();
+  if (!started) {
+    end(SessionStatus::failed, started.error());
+    co_return;
+  }
+  if (p_.request.prompt) {
+    co_await run_turn(*p_.request.prompt, std::move(p_.request.attachments));
+  } else {
+    status_ = SessionStatus::idle;
+    publish(Event{EventKind::ready});
+  }
+}
+
+boost::system::result<void, SessionError> Session::prompt(std::string text, std::vector<Attachment> attachments) {
+  switch (status_) {
+    case SessionStatus::idle: break;
+    case SessionStatus::running:
+      return SessionError{SessionError::Kind::bad_request, "A turn is already running"};
+    case SessionStatus::starting:
+      return SessionError{SessionError::Kind::bad_request, "The AI is still starting"};
+    case SessionStatus::pending_approval:
+      return SessionError{SessionError::Kind::bad_request, "Session is not approved yet"};
+    default:
+      return SessionError{SessionError::Kind::bad_request, "Agent session has ended. Start a new session."};
+  }
+  status_ = SessionStatus::running;  // at once, so a second prompt is refused
+  asio::co_spawn(ex_, run_turn(std::move(text), std::move(attachments)), asio::detached);
+  return {};
+}
+
+asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment> attachments) {
+  auto self = shared_from_this();
+  status_ = SessionStatus::running;
+  replay_.clear();
+  replay_bytes_ = 0;
+  turn_text_.clear();
+  publish(Event{EventKind::turn_start});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto outcome = co_await backend_->prompt(build_prompt(text, attachments, backend_->accepts_images()));
+  if (status_ != SessionStatus::running) co_return;  // ended while the turn ran
+  if (outcome.end == TurnOutcome::End::failed) {
+    end(SessionStatus::failed, outcome.error);
+    co_return;
+  }
+  Event done{EventKind::turn_completed};
+  done.turn.text = turn_text_;
+  done.turn.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  replay_.clear();
+  replay_bytes_ = 0;
+  status_ = SessionStatus::idle;
+  publish(std::move(done));
+}
+
+void Session::cancel_turn() {
+  if (status_ == SessionStatus::running && backend_) backend_->cancel_turn();
+}
+
+void Session::end(SessionStatus final_status, std::string error) {
+  if (is_final(status_)) return;
+  status_ = final_status;
+  if (final_status == SessionStatus::failed) error_ = error.empty() ? "The session failed" : error;
+  start_timer_.cancel();
+  replay_.clear();
+  publish(final_event());
+  for (auto& w : subscribers_)
+    if (auto s = w.lock()) s->end();
+  subscribers_.clear();
+  if (backend_) backend_->shutdown();
+  if (on_ended_) on_ended_(*this);
+}
+
+void Session::on_chunk(std::string text) {
+  if (status_ != SessionStatus::running) return;
+  turn_text_ += text;
+  Event e{EventKind::chunk};
+  e.text = std::move(text);
+  publish(std::move(e));
+}
+
+void Session::on_thought(std::string text) {
+  if (is_final(status_)) return;
+  Event e{EventKind::thought};
+  e.text = std::move(text);
+  publish(std::move(e));
+}
+
+void Session::on_tool_call(ToolCallInfo call) {
+  if (is_final(status_)) return;
+  Event e{EventKind::tool_call};
+  e.tool_call = std::move(call);
+  publish(std::move(e));
+}
+
+void Session::on_permission(PermissionInfo decision) {
+  if (is_final(status_)) return;
+  Event e{EventKind::permission};
+  e.permission = std::move(decision);
+  publish(std::move(e));
+}
+
+void Session::on_log(std::string line) {
+  if (is_final(status_)) return;
+  Event e{EventKind::log};
+  e.text = std::move(line);
+  publish(std::move(e));
+}
+
+void Session::on_exit(int code) {
+  if (code == 0)
+    end(SessionStatus::completed);
+  else
+    end(SessionStatus::failed, "Agent exited with code " + std::to_string(code));
+}
+
+}  // namespace leuria::core

@@ -1,0 +1,119 @@
+// A session: one running AI for one caller, with that caller's tools, producing an ordered stream
+// of events. Owned by the io thread (no locks). SessionBook finds sessions and enforces limits;
+// this class is the state machine:
+//
+//   pending_approval --approve--> starting --AI up--> idle <--> running (a turn)
+//          \                          \                 \          /
+//           +--------------------------+--> completed | cancelled | failed (final, readable 5 min)
+#pragma once
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/system/result.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/attachments.hpp"
+#include "core/backend.hpp"
+#include "core/subscriber.hpp"
+#include "core/tools.hpp"
+
+namespace leuria::core {
+
+enum class SessionStatus { pending_approval, starting, idle, running, completed, cancelled, failed };
+std::string_view status_word(SessionStatus s);  // as pages see it (starting is "running")
+inline bool is_final(SessionStatus s) {
+  return s == SessionStatus::completed || s == SessionStatus::cancelled || s == SessionStatus::failed;
+}
+
+struct SessionLimits {
+  std::size_t live_per_origin = 4;
+  std::chrono::milliseconds start_timeout{60'000};
+  std::chrono::milliseconds retention{300'000};  // an ended session stays readable this long
+  int default_max_turns = 10;
+  std::size_t replay_bytes = 8 * 1024 * 1024;  // the current turn's chunks kept for new streams
+};
+
+// Why an action was refused; adapters map `kind` to their protocol (400 / 404).
+struct SessionError {
+  enum class Kind { bad_request, not_found } kind = Kind::bad_request;
+  std::string message;
+};
+
+struct PrepareRequest {
+  std::optional<std::string> prompt;
+  std::vector<Attachment> attachments;
+  std::optional<std::string> system_prompt;
+  std::optional<int> max_turns;
+};
+
+class Session final : public BackendSink, public std::enable_shared_from_this<Session> {
+ public:
+  struct Params {
+    std::string id;
+    std::string origin;
+    std::string created_at;
+    std::string registration_secret;  // the one-time WebMCP registration token
+    AiChoice ai;
+    PrepareRequest request;
+  };
+  Session(boost::asio::any_io_executor ex, Params p, BackendFactory& factory, const SessionLimits& limits,
+          std::unique_ptr<ToolRegistry> tools, std::function<void(Session&)> on_ended);
+  ~Session() override;
+
+  const std::string& id() const { return p_.id; }
+  const std::string& origin() const { return p_.origin; }
+  const std::string& created_at() const { return p_.created_at; }
+  const std::string& registration_secret() const { return p_.registration_secret; }
+  const AiChoice& ai() const { return p_.ai; }
+  SessionStatus status() const { return status_; }
+  const std::optional<std::string>& error() const { return error_; }
+  bool approved() const { return status_ != SessionStatus::pending_approval; }
+
+  boost::system::result<void, SessionError> approve();
+  boost::system::result<void, SessionError> prompt(std::string text, std::vector<Attachment> attachments);
+  // A no-op when no turn runs.
+  void cancel_turn();
+  // Ends the session with a final status (cancelled, completed, or failed with `error`).
+  void end(SessionStatus final_status, std::string error = {});
+
+  // A new reader: it first gets the replay (webmcp_ready once approved, ready if idle, the current
+  // turn's chunks; or the final event of an ended session), then live events.
+  std::shared_ptr<Subscriber> subscribe();
+
+  // BackendSink
+  void on_chunk(std::string text) override;
+  void on_thought(std::string text) override;
+  void on_tool_call(ToolCallInfo call) override;
+  void on_permission(PermissionInfo decision) override;
+  void on_log(std::string line) override;
+  void on_exit(int code) override;
+
+ private:
+  void publish(Event e);
+  Event final_event() const;
+  boost::asio::awaitable<void> run_start();
+  boost::asio::awaitable<void> run_turn(std::string text, std::vector<Attachment> attachments);
+
+  boost::asio::any_io_executor ex_;
+  Params p_;
+  BackendFactory& factory_;
+  const SessionLimits& limits_;
+  std::unique_ptr<ToolRegistry> tools_;
+  std::function<void(Session&)> on_ended_;
+  SessionStatus status_ = SessionStatus::pending_approval;
+  std::optional<std::string> error_;
+  std::shared_ptr<AgentBackend> backend_;
+  std::uint64_t seq_ = 0;
+  std::vector<std::weak_ptr<Subscriber>> subscribers_;
+  std::vector<Event> replay_;  // chunks of the current turn
+  std::size_t replay_bytes_ = 0;
+  std::string turn_text_;
+  boost::asio::steady_timer start_timer_;
+};
+
+}  // namespace leuria::core

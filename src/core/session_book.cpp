@@ -1,0 +1,83 @@
+#include "core/session_book.hpp"
+
+#include <algorithm>
+
+#include "core/clock.hpp"
+#include "core/random.hpp"
+
+namespace leuria::core {
+
+namespace asio = boost::asio;
+
+AiChoice choose_ai(const Grant* grant, const AiChoice& default_ai) {
+  if (grant && grant->agent && !grant->agent->empty()) return AiChoice{*grant->agent, grant->model};
+  return default_ai;
+}
+
+SessionBook::SessionBook(asio::any_io_executor ex, BackendFactory& factory, SessionLimits limits, ToolsFactory tools)
+    : ex_(std::move(ex)), factory_(factory), limits_(limits), tools_(std::move(tools)) {}
+
+SessionBook::~SessionBook() { end_all(); }
+
+std::size_t SessionBook::live_count(const std::string& origin) const {
+  return static_cast<std::size_t>(std::count_if(sessions_.begin(), sessions_.end(), [&](auto& kv) {
+    return kv.second->origin() == origin && !is_final(kv.second->status());
+  }));
+}
+
+boost::system::result<std::shared_ptr<Session>, SessionError> SessionBook::prepare(const std::string& origin,
+                                                                                  AiChoice ai,
+                                                                                  PrepareRequest request) {
+  if (live_count(origin) >= limits_.live_per_origin)
+    return SessionError{SessionError::Kind::bad_request,
+                        "Too many sessions: this site already has " + std::to_string(limits_.live_per_origin) +
+                            " live sessions. Close one first."};
+  if (request.max_turns) request.max_turns = std::clamp(*request.max_turns, 1, 50);
+  Session::Params p;
+  p.id = random_base64url(16);
+  p.origin = origin;
+  p.created_at = now_iso8601();
+  p.registration_secret = random_base64url(kTokenBytes);
+  p.ai = std::move(ai);
+  p.request = std::move(request);
+  auto tools = tools_ ? tools_(p.id) : std::make_unique<NoTools>();
+  auto s = std::make_shared<Session>(ex_, std::move(p), factory_, limits_, std::move(tools),
+                                     [this](Session& ended_session) { ended(ended_session); });
+  sessions_[s->id()] = s;
+  return s;
+}
+
+std::shared_ptr<Session> SessionBook::find(const std::string& id, const std::string& origin) const {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second->origin() != origin) return nullptr;
+  return it->second;
+}
+
+void SessionBook::ended(Session& s) {
+  // Readable for `retention`, then forgotten.
+  auto timer = std::make_unique<asio::steady_timer>(ex_, limits_.retention);
+  const std::string id = s.id();
+  timer->async_wait([this, id](boost::system::error_code ec) {
+    if (ec) return;
+    expiry_.erase(id);
+    sessions_.erase(id);
+  });
+  expiry_[id] = std::move(timer);
+}
+
+void SessionBook::end_origin(const std::string& origin) {
+  std::vector<std::shared_ptr<Session>> live;
+  for (auto& [id, s] : sessions_)
+    if (s->origin() == origin && !is_final(s->status())) live.push_back(s);
+  for (auto& s : live) s->end(SessionStatus::cancelled);
+}
+
+void SessionBook::end_all() {
+  std::vector<std::shared_ptr<Session>> live;
+  for (auto& [id, s] : sessions_)
+    if (!is_final(s->status())) live.push_back(s);
+  for (auto& s : live) s->end(SessionStatus::cancelled);
+  for (auto& [id, t] : expiry_) t->cancel();
+}
+
+}  // namespace leuria::core

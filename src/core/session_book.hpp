@@ -1,0 +1,49 @@
+// All sessions: created, found by id for their owner only, limited per origin, kept readable for
+// a while after they end, and ended together when a site's grant or AI changes.
+#pragma once
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/grants.hpp"
+#include "core/session.hpp"
+
+namespace leuria::core {
+
+class SessionBook {
+ public:
+  using ToolsFactory = std::function<std::unique_ptr<ToolRegistry>(const std::string& session_id)>;
+
+  SessionBook(boost::asio::any_io_executor ex, BackendFactory& factory, SessionLimits limits, ToolsFactory tools);
+  ~SessionBook();
+
+  // origin: normalized web origin, or "" for local processes.
+  boost::system::result<std::shared_ptr<Session>, SessionError> prepare(const std::string& origin, AiChoice ai,
+                                                                       PrepareRequest request);
+  // nullptr unless the session exists and belongs to `origin` (others can't tell it exists).
+  std::shared_ptr<Session> find(const std::string& id, const std::string& origin) const;
+  std::size_t live_count(const std::string& origin) const;
+  // Revocation, or a change of the site's AI: its live sessions end (cancelled) at once.
+  void end_origin(const std::string& origin);
+  void end_all();
+
+  const SessionLimits& limits() const { return limits_; }
+
+ private:
+  void ended(Session& s);
+
+  boost::asio::any_io_executor ex_;
+  BackendFactory& factory_;
+  SessionLimits limits_;
+  ToolsFactory tools_;
+  std::map<std::string, std::shared_ptr<Session>> sessions_;
+  std::map<std::string, std::unique_ptr<boost::asio::steady_timer>> expiry_;
+};
+
+// The AI for a session of this site: the site's own choice if the visitor made one, else the default.
+AiChoice choose_ai(const Grant* grant, const AiChoice& default_ai);
+
+}  // namespace leuria::core

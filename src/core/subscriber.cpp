@@ -1,0 +1,47 @@
+#include "core/subscriber.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace leuria::core {
+
+namespace asio = boost::asio;
+
+void Subscriber::push(const Event& e) {
+  if (ended_) return;
+  const std::size_t size = e.text.size() + e.turn.text.size() + 256;
+  if (queue_.size() >= kMaxQueuedEvents || bytes_ + size > kMaxQueuedBytes) {
+    // Fallen behind: drop what is queued and end; the reader reconnects and gets the replay.
+    queue_.clear();
+    bytes_ = 0;
+    overflowed_ = true;
+    ended_ = true;
+    wake_.cancel();
+    return;
+  }
+  queue_.push_back(e);
+  bytes_ += size;
+  if (e.is_final()) ended_ = true;
+  wake_.cancel();
+}
+
+void Subscriber::end() {
+  ended_ = true;
+  wake_.cancel();
+}
+
+asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idle_after) {
+  if (queue_.empty() && !ended_) {
+    wake_.expires_after(idle_after);
+    co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  if (!queue_.empty()) {
+    Next n{Next::What::event, std::move(queue_.front())};
+    queue_.pop_front();
+    bytes_ -= std::min(bytes_, n.event.text.size() + n.event.turn.text.size() + 256);
+    co_return n;
+  }
+  co_return Next{ended_ ? Next::What::end : Next::What::idle, {}};
+}
+
+}  // namespace leuria::core

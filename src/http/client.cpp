@@ -1,0 +1,143 @@
+#include "http/client.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/url/parse.hpp>
+
+namespace leuria::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using asio::ip::tcp;
+
+void Abort::abort() {
+  aborted_ = true;
+  if (closer_) closer_();
+}
+
+namespace {
+
+constexpr std::size_t kMaxErrorBody = 64 * 1024;
+
+template <class Stream>
+asio::awaitable<ClientResult> exchange(Stream& stream, beast::tcp_stream& tcp, bhttp::request<bhttp::string_body>& req,
+                                       const ClientRequest& spec, std::function<bool(std::string_view)>& on_data) {
+  ClientResult out;
+  tcp.expires_after(spec.read_timeout);
+  auto [wec, wn] = co_await bhttp::async_write(stream, req, asio::as_tuple(asio::use_awaitable));
+  if (wec) {
+    out.error = "The request could not be sent: " + wec.message();
+    co_return out;
+  }
+  beast::flat_buffer buffer;
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.body_limit(boost::none);
+  auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+  if (hec) {
+    out.error = "No answer: " + hec.message();
+    co_return out;
+  }
+  out.status = parser.get().result_int();
+  const bool stream_body = out.status / 100 == 2 && on_data;
+  char chunk[16384];
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk;
+    parser.get().body().size = sizeof chunk;
+    tcp.expires_after(spec.read_timeout);
+    auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    if (ec == bhttp::error::need_buffer) ec = {};
+    const std::size_t got = sizeof chunk - parser.get().body().size;
+    if (got > 0) {
+      if (stream_body) {
+        if (!on_data(std::string_view(chunk, got))) co_return out;
+      } else if (out.body.size() < kMaxErrorBody) {
+        out.body.append(chunk, std::min(got, kMaxErrorBody - out.body.size()));
+      }
+    }
+    if (ec) {
+      out.error = ec == beast::error::timeout ? "The server stopped answering" : "The answer broke off: " + ec.message();
+      co_return out;
+    }
+  }
+  out.complete = true;
+  co_return out;
+}
+
+}  // namespace
+
+asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec,
+                                    std::function<bool(std::string_view)> on_data, std::shared_ptr<Abort> abort) {
+  ClientResult out;
+  auto url = boost::urls::parse_uri(spec.url);
+  if (!url || (url->scheme() != "http" && url->scheme() != "https")) {
+    out.error = "Not an http(s) URL: " + spec.url;
+    co_return out;
+  }
+  const bool tls = url->scheme() == "https";
+  const std::string host = url->host();
+  const std::string port = url->has_port() ? std::string(url->port()) : (tls ? "443" : "80");
+  std::string target = url->encoded_path().empty() ? "/" : std::string(url->encoded_path());
+  if (url->has_query()) target += "?" + std::string(url->encoded_query());
+
+  tcp::resolver resolver(ex);
+  auto [rec, endpoints] = co_await resolver.async_resolve(host, port, asio::as_tuple(asio::use_awaitable));
+  if (rec) {
+    out.error = "Cannot find " + host + ": " + rec.message();
+    co_return out;
+  }
+
+  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(spec.method), target, 11};
+  req.set(bhttp::field::host, url->has_port() ? host + ":" + port : host);
+  req.set(bhttp::field::user_agent, "leuria/" LEURIA_VERSION);
+  for (auto& h : spec.headers) req.set(h.name, h.value);
+  req.body() = std::move(spec.body);
+  if (!req.body().empty() || spec.method == "POST") req.prepare_payload();
+
+  const std::string where = spec.url.substr(0, spec.url.find('?'));
+  if (!tls) {
+    beast::tcp_stream stream(ex);
+    if (abort) abort->on_abort([&stream] { stream.socket().close(); });
+    stream.expires_after(spec.connect_timeout);
+    auto [cec, ep] = co_await stream.async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
+    if (cec) {
+      out.error = "Could not connect to " + where + ": " + cec.message();
+    } else {
+      out = co_await exchange(stream, stream, req, spec, on_data);
+    }
+    if (abort) abort->on_abort({});
+    co_return out;
+  }
+
+  asio::ssl::context ctx(asio::ssl::context::tls_client);
+  ctx.set_default_verify_paths();
+  ctx.set_verify_mode(asio::ssl::verify_peer);
+  beast::ssl_stream<beast::tcp_stream> stream(ex, ctx);
+  if (!SSL_set_tlsext_host_name(stream.native_handle(), host.c_str())) {
+    out.error = "TLS setup failed for " + host;
+    co_return out;
+  }
+  stream.set_verify_callback(asio::ssl::host_name_verification(host));
+  if (abort) abort->on_abort([&stream] { beast::get_lowest_layer(stream).socket().close(); });
+  auto& tcp = beast::get_lowest_layer(stream);
+  tcp.expires_after(spec.connect_timeout);
+  auto [cec, ep] = co_await tcp.async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
+  if (cec) {
+    out.error = "Could not connect to " + where + ": " + cec.message();
+  } else {
+    auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
+    if (hec)
+      out.error = "TLS handshake with " + host + " failed: " + hec.message();
+    else
+      out = co_await exchange(stream, tcp, req, spec, on_data);
+  }
+  if (abort) abort->on_abort({});
+  co_return out;
+}
+
+}  // namespace leuria::http

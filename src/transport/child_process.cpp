@@ -1,0 +1,227 @@
+#include "transport/child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace leuria::transport {
+
+namespace asio = boost::asio;
+
+std::optional<std::string> find_in_path(const std::string& name) {
+  auto executable = [](const std::string& p) {
+    struct stat st{};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) return executable(name) ? std::optional(name) : std::nullopt;
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (executable(candidate)) return candidate;
+    if (colon == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+boost::system::result<std::shared_ptr<ChildProcess>, std::string> ChildProcess::spawn(asio::any_io_executor ex,
+                                                                                      const SpawnSpec& spec,
+                                                                                      Handlers handlers) {
+  auto program = find_in_path(spec.program);
+  if (!program) return "'" + spec.program + "' was not found on PATH";
+
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) return std::string("Cannot create a pipe: ") + std::strerror(errno);
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    ::close(in[0]), ::close(in[1]);
+    return std::string("Cannot create a pipe: ") + std::strerror(errno);
+  }
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
+    return std::string("Cannot create a pipe: ") + std::strerror(errno);
+  }
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  // dup2 clears close-on-exec on the targets; the originals stay close-on-exec.
+  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);  // SIGPIPE ignored here must not be ignored there
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own process group, so the whole tree can be signalled
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(spec.program.c_str()));
+  for (auto& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, program->c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(in[0]), ::close(out[1]), ::close(err[1]);
+  if (rc != 0) {
+    ::close(in[1]), ::close(out[0]), ::close(err[0]);
+    return "Cannot start '" + spec.program + "': " + std::strerror(rc);
+  }
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // glibc 2.36 declares no C linkage for pidfd_open
+  if (pidfd < 0) {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ::close(in[1]), ::close(out[0]), ::close(err[0]);
+    return std::string("Cannot watch the agent process: ") + std::strerror(errno);
+  }
+  ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+  std::shared_ptr<ChildProcess> child(new ChildProcess(ex, pid, pidfd, in[1], out[0], err[0], std::move(handlers)));
+  child->start();
+  return child;
+}
+
+ChildProcess::ChildProcess(asio::any_io_executor ex, int pid, int pidfd, int in, int out, int err, Handlers h)
+    : ex_(ex), pid_(pid), pidfd_(ex, pidfd), in_(ex, in), out_(ex, out), err_(ex, err), handlers_(std::move(h)),
+      kill_timer_(ex) {}
+
+ChildProcess::~ChildProcess() {
+  if (!exit_code_) {
+    ::kill(-pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+void ChildProcess::start() {
+  auto self = shared_from_this();
+  asio::co_spawn(ex_, [self]() { return self->read_lines(self->out_, true); }, asio::detached);
+  asio::co_spawn(ex_, [self]() { return self->read_lines(self->err_, false); }, asio::detached);
+  asio::co_spawn(ex_, [self]() { return self->wait_exit(); }, asio::detached);
+}
+
+asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& fd, bool is_stdout) {
+  auto self = shared_from_this();
+  std::string buffer;
+  char chunk[65536];
+  for (;;) {
+    auto [ec, n] = co_await fd.async_read_some(asio::buffer(chunk), asio::as_tuple(asio::use_awaitable));
+    if (ec) break;
+    buffer.append(chunk, n);
+    std::size_t start = 0;
+    for (auto nl = buffer.find('\n', start); nl != std::string::npos; nl = buffer.find('\n', start)) {
+      std::string line = buffer.substr(start, nl - start);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      start = nl + 1;
+      auto& handler = is_stdout ? handlers_.on_stdout_line : handlers_.on_stderr_line;
+      if (handler) handler(std::move(line));
+    }
+    buffer.erase(0, start);
+    if (buffer.size() > kMaxLineBytes) {
+      kill_group();  // a line that never ends: the peer is broken
+      break;
+    }
+  }
+  if (!buffer.empty()) {
+    auto& handler = is_stdout ? handlers_.on_stdout_line : handlers_.on_stderr_line;
+    if (handler) handler(std::move(buffer));
+  }
+  boost::system::error_code ignored;
+  fd.close(ignored);
+}
+
+asio::awaitable<void> ChildProcess::wait_exit() {
+  auto self = shared_from_this();
+  co_await pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, asio::as_tuple(asio::use_awaitable));
+  // The leader is gone (a zombie until reaped, so its pid can't be reused yet): anything it left
+  // in its group goes with it, then we reap.
+  ::kill(-pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  kill_timer_.cancel();
+  boost::system::error_code ignored;
+  pidfd_.close(ignored);
+  close_stdin();
+  if (handlers_.on_exit) handlers_.on_exit(*exit_code_);
+}
+
+bool ChildProcess::write_line(std::string line) {
+  if (stdin_closed_ || pending_bytes_ + line.size() + 1 > kMaxPendingStdin) return false;
+  line.push_back('\n');
+  pending_bytes_ += line.size();
+  pending_.push_back(std::move(line));
+  if (!writing_) {
+    writing_ = true;
+    auto self = shared_from_this();
+    asio::co_spawn(ex_, [self]() { return self->write_loop(); }, asio::detached);
+  }
+  return true;
+}
+
+asio::awaitable<void> ChildProcess::write_loop() {
+  auto self = shared_from_this();
+  while (!pending_.empty() && in_.is_open()) {
+    std::string data = std::move(pending_.front());
+    pending_.pop_front();
+    pending_bytes_ -= data.size();
+    auto [ec, n] = co_await asio::async_write(in_, asio::buffer(data), asio::as_tuple(asio::use_awaitable));
+    if (ec) {
+      pending_.clear();
+      pending_bytes_ = 0;
+      stdin_closed_ = true;
+      break;
+    }
+  }
+  writing_ = false;
+  if (stdin_closed_ && in_.is_open()) {
+    boost::system::error_code ignored;
+    in_.close(ignored);
+  }
+}
+
+void ChildProcess::close_stdin() {
+  stdin_closed_ = true;
+  if (!writing_ && in_.is_open()) {
+    boost::system::error_code ignored;
+    in_.close(ignored);
+  }
+}
+
+void ChildProcess::terminate(std::chrono::milliseconds grace) {
+  close_stdin();
+  if (exit_code_) return;
+  ::kill(-pid_, SIGTERM);
+  kill_timer_.expires_after(grace);
+  kill_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (!ec && !self->exit_code_) self->kill_group();
+  });
+}
+
+void ChildProcess::kill_group() {
+  if (!exit_code_) ::kill(-pid_, SIGKILL);
+}
+
+}  // namespace leuria::transport

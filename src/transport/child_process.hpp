@@ -1,0 +1,80 @@
+// Bytes: a child process with pipes on stdin, stdout and stderr, in its own process group.
+// Spawned with a fixed argument list (never a shell), in a given folder, with a given environment;
+// every descriptor of ours is close-on-exec so the child inherits only its three pipes.
+// Exit is observed through a pidfd, so there are no zombies and no SIGCHLD handler.
+#pragma once
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/system/result.hpp>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace leuria::transport {
+
+struct SpawnSpec {
+  std::string program;  // a path, or a name looked up in PATH
+  std::vector<std::string> args;
+  std::vector<std::string> env;  // "NAME=value", the whole environment
+  std::string cwd;
+};
+
+// The longest line read from a child; a longer one ends the child (a peer that never sends a
+// newline must not grow our memory).
+inline constexpr std::size_t kMaxLineBytes = 32 * 1024 * 1024;
+// Bytes queued for the child's stdin before writes are refused.
+inline constexpr std::size_t kMaxPendingStdin = 64 * 1024 * 1024;
+
+class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
+ public:
+  struct Handlers {
+    std::function<void(std::string line)> on_stdout_line;
+    std::function<void(std::string line)> on_stderr_line;
+    std::function<void(int exit_code)> on_exit;  // 128+signal when killed by a signal
+  };
+
+  // The error is a plain sentence ("'gemini' was not found on PATH").
+  static boost::system::result<std::shared_ptr<ChildProcess>, std::string> spawn(boost::asio::any_io_executor ex,
+                                                                                 const SpawnSpec& spec,
+                                                                                 Handlers handlers);
+  ~ChildProcess();
+
+  // Queues a line (a newline is added). False when stdin is closed or the queue is full.
+  bool write_line(std::string line);
+  void close_stdin();
+  // Close stdin, SIGTERM the group, SIGKILL the group after `grace` if it is still there.
+  void terminate(std::chrono::milliseconds grace);
+  void kill_group();
+
+  int pid() const { return pid_; }
+  bool exited() const { return exit_code_.has_value(); }
+
+ private:
+  ChildProcess(boost::asio::any_io_executor ex, int pid, int pidfd, int in, int out, int err, Handlers h);
+  void start();
+  boost::asio::awaitable<void> read_lines(boost::asio::posix::stream_descriptor& fd, bool is_stdout);
+  boost::asio::awaitable<void> write_loop();
+  boost::asio::awaitable<void> wait_exit();
+
+  boost::asio::any_io_executor ex_;
+  int pid_;
+  boost::asio::posix::stream_descriptor pidfd_, in_, out_, err_;
+  Handlers handlers_;
+  std::deque<std::string> pending_;
+  std::size_t pending_bytes_ = 0;
+  bool writing_ = false;
+  bool stdin_closed_ = false;
+  std::optional<int> exit_code_;
+  boost::asio::steady_timer kill_timer_;
+};
+
+// PATH lookup like execvp's; nullopt when not found or not executable.
+std::optional<std::string> find_in_path(const std::string& name);
+
+}  // namespace leuria::transport

@@ -1,0 +1,77 @@
+// Scripted Gemini API (generativelanguage v1beta) on loopback, for running the
+// REAL Gemini CLI (`gemini --acp`) offline with GOOGLE_GEMINI_BASE_URL.
+//
+// Gemini CLI 0.61 makes, per turn:
+//   - a routing call  POST /v1beta/models/<m>:generateContent  whose
+//     generationConfig.responseJsonSchema asks for {complexity_reasoning,
+//     complexity_score}: answered with JSON text built from that schema;
+//   - the turn itself POST /v1beta/models/<m>:streamGenerateContent?alt=sse:
+//     answered with `data: {candidates:[{content:{role:"model",parts}}]}` frames,
+//     the last with finishReason "STOP" and usageMetadata.
+// Any other generateContent with a JSON schema gets schema-shaped JSON; one
+// without gets the reply text. :countTokens answers a count. Unknown
+// endpoints get 404 and are recorded in `requests`.
+//
+//   const api = await startGeminiServer({ reply: "Hello from Gemini" });
+//   env.GOOGLE_GEMINI_BASE_URL = api.url;    // no /v1beta suffix
+//
+// opts.respond(body, index, model) may return
+//   { text?, thought?, functionCalls?: [{name, args}], status?, errorBody?,
+//     delayMs?, chunkSize? }
+import { startServer, sleep, split, sendJson, fillSchema } from "./http-util.mjs";
+
+const usage = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };
+
+export async function startGeminiServer(opts = {}) {
+  const reply = opts.reply ?? "Hello from the scripted Gemini API.";
+  let turn = 0;
+  return startServer(async (req, res, entry) => {
+    // Paths look like /v1beta/models/gemini-2.5-pro:streamGenerateContent
+    const m = entry.path.match(/^\/v1beta\/models\/([^:]+):(\w+)$/);
+    if (req.method !== "POST" || !m) {
+      return sendJson(res, 404, { error: { code: 404, message: `no ${entry.path}`, status: "NOT_FOUND" } });
+    }
+    const [, model, action] = m;
+    const body = entry.body || {};
+    entry.model = model;
+    if (action === "countTokens") return sendJson(res, 200, { totalTokens: 10 });
+
+    const schema = body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema;
+    let d;
+    if (action === "generateContent" && schema) {
+      // Side call (router, etc.): schema-shaped JSON. Router: low score = "flash".
+      entry.kind = "structured";
+      d = { text: JSON.stringify(fillSchema(schema, { complexity_score: 10, complexity_reasoning: "simple greeting", ...opts.schemaFields })) };
+    } else {
+      entry.kind = "turn";
+      d = (opts.respond ? await opts.respond(body, turn, model) : null) ?? { text: reply };
+      turn++;
+    }
+    if (d.delayMs) await sleep(d.delayMs);
+    if (d.status && d.status >= 400) {
+      return sendJson(res, d.status, d.errorBody ?? { error: { code: d.status, message: "scripted error", status: "INTERNAL" } });
+    }
+    // Parts in the order the real API sends them: thought, text, function calls.
+    const frames = [];
+    if (d.thought) for (const t of split(d.thought, d.chunkSize ?? 16)) frames.push([{ text: t, thought: true }]);
+    if (d.text) for (const t of split(d.text, d.chunkSize ?? 16)) frames.push([{ text: t }]);
+    if (d.functionCalls?.length) frames.push(d.functionCalls.map((f) => ({ functionCall: { name: f.name, args: f.args ?? {} } })));
+    if (!frames.length) frames.push([{ text: "" }]);
+    const candidate = (parts, last) => ({
+      candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }],
+      ...(last ? { usageMetadata: usage } : {}),
+      modelVersion: model,
+      responseId: `scripted-${turn}`,
+    });
+
+    if (action === "generateContent") {
+      return sendJson(res, 200, candidate(frames.flat(), true));
+    }
+    if (action !== "streamGenerateContent") {
+      return sendJson(res, 404, { error: { code: 404, message: `no action ${action}`, status: "NOT_FOUND" } });
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    frames.forEach((parts, i) => res.write(`data: ${JSON.stringify(candidate(parts, i === frames.length - 1))}\r\n\r\n`));
+    res.end();
+  }, { log: opts.log });
+}
