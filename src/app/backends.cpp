@@ -23,7 +23,7 @@ boost::system::result<core::AiCatalog, std::string> load_catalog(const std::file
 
 boost::system::result<std::shared_ptr<core::AgentBackend>, std::string> Backends::make(const core::AiChoice& ai,
                                                                                       core::BackendSink& sink,
-                                                                                      core::ToolRegistry& tools) {
+                                                                                      std::shared_ptr<core::ToolRegistry> tools) {
   if (auto llm = core::parse_llm_id(ai.agent)) {
     const core::ProviderDef* p = catalog_.provider(llm->first);
     if (!p) return "The model server '" + llm->first + "' isn't set up; see 'leuria providers'.";

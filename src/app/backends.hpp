@@ -19,7 +19,7 @@ class Backends final : public core::BackendFactory {
       : ex_(std::move(ex)), catalog_(std::move(catalog)), acp_(std::move(acp)) {}
   boost::system::result<std::shared_ptr<core::AgentBackend>, std::string> make(const core::AiChoice& ai,
                                                                               core::BackendSink& sink,
-                                                                              core::ToolRegistry& tools) override;
+                                                                              std::shared_ptr<core::ToolRegistry> tools) override;
   const core::AiCatalog& catalog() const { return catalog_; }
 
  private:

@@ -112,6 +112,9 @@ int run_engine(const StartOptions& o) {
     acp_client::AcpOptions acp{LEURIA_VERSION, std::filesystem::read_symlink("/proc/self/exe", tmp_ec).string(),
                                std::filesystem::temp_directory_path(), acp_client::agent_environment(environ),
                                t.kill_grace};
+    std::map<std::string, std::string> ai_names = config->agent_names;
+    for (auto& a : catalog->agents) ai_names.emplace(a.id, a.name);
+    for (auto& p : catalog->providers) ai_names.emplace("llm:" + p.id, p.name);
     Backends backends(ioc.get_executor(), std::move(*catalog), acp);
     core::SessionLimits limits;
     limits.start_timeout = t.session_start;
@@ -142,7 +145,7 @@ int run_engine(const StartOptions& o) {
                         web::GateConfig{port, o.app && !o.dev_pairing, app_mode, admin_token},
                         web::EngineInfo{LEURIA_VERSION, app_mode,
                                         core::AiChoice{config->agent.value_or(core::kDefaultAgent), config->model},
-                                        config->agent_names}};
+                                        ai_names}};
     web::WebApi api(std::move(ctx));
     http::Handler handler = [&api](http::Request& r) { return api.handle(r); };
 

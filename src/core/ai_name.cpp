@@ -37,7 +37,10 @@ std::string ai_display_name(const AiChoice& choice, const std::map<std::string, 
   if (id.starts_with("llm:")) {
     std::string_view rest = id.substr(4);
     auto slash = rest.find('/');
-    name = provider_name(rest.substr(0, slash));
+    auto provider = rest.substr(0, slash);
+    auto configured_name = configured.find("llm:" + std::string(provider));
+    name = configured_name != configured.end() && !configured_name->second.empty() ? configured_name->second
+                                                                                    : provider_name(provider);
     if (slash != std::string_view::npos && !model) model = std::string(rest.substr(slash + 1));
   } else if (auto it = configured.find(std::string(id)); it != configured.end() && !it->second.empty()) {
     name = it->second;

@@ -16,7 +16,7 @@ struct AiChoice {
 // The default when the visitor has chosen nothing, as in the original engine.
 inline constexpr const char* kDefaultAgent = "claude-acp";
 
-// configured_names: "agents" entries of config.json that carry a "name".
+// configured_names: agent ids and "llm:<provider id>" → their names (config.json, providers.json).
 std::string ai_display_name(const AiChoice& choice, const std::map<std::string, std::string>& configured_names);
 
 }  // namespace leuria::core

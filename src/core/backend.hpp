@@ -69,9 +69,9 @@ class AgentBackend {
 class BackendFactory {
  public:
   virtual ~BackendFactory() = default;
-  virtual boost::system::result<std::shared_ptr<AgentBackend>, std::string> make(const AiChoice& ai,
-                                                                                  BackendSink& sink,
-                                                                                  ToolRegistry& tools) = 0;
+  // The backend shares the tool registry: a tool call in flight keeps it alive past the session.
+  virtual boost::system::result<std::shared_ptr<AgentBackend>, std::string> make(
+      const AiChoice& ai, BackendSink& sink, std::shared_ptr<ToolRegistry> tools) = 0;
 };
 
 }  // namespace leuria::core

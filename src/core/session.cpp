@@ -21,7 +21,7 @@ std::string_view status_word(SessionStatus s) {
 }
 
 Session::Session(asio::any_io_executor ex, Params p, BackendFactory& factory, const SessionLimits& limits,
-                 std::unique_ptr<ToolRegistry> tools, std::function<void(Session&)> on_ended)
+                 std::shared_ptr<ToolRegistry> tools, std::function<void(Session&)> on_ended)
     : ex_(ex), p_(std::move(p)), factory_(factory), limits_(limits), tools_(std::move(tools)),
       on_ended_(std::move(on_ended)), start_timer_(ex) {}
 
@@ -84,7 +84,7 @@ boost::system::result<void, SessionError> Session::approve() {
 
 asio::awaitable<void> Session::run_start() {
   auto self = shared_from_this();
-  auto made = factory_.make(p_.ai, *this, *tools_);
+  auto made = factory_.make(p_.ai, *this, tools_);
   if (!made) {
     end(SessionStatus::failed, made.error());
     co_return;

@@ -62,7 +62,7 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
     PrepareRequest request;
   };
   Session(boost::asio::any_io_executor ex, Params p, BackendFactory& factory, const SessionLimits& limits,
-          std::unique_ptr<ToolRegistry> tools, std::function<void(Session&)> on_ended);
+          std::shared_ptr<ToolRegistry> tools, std::function<void(Session&)> on_ended);
   ~Session() override;
 
   const std::string& id() const { return p_.id; }
@@ -103,7 +103,7 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   Params p_;
   BackendFactory& factory_;
   const SessionLimits& limits_;
-  std::unique_ptr<ToolRegistry> tools_;
+  std::shared_ptr<ToolRegistry> tools_;
   std::function<void(Session&)> on_ended_;
   SessionStatus status_ = SessionStatus::pending_approval;
   std::optional<std::string> error_;

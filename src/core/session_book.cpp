@@ -40,7 +40,7 @@ boost::system::result<std::shared_ptr<Session>, SessionError> SessionBook::prepa
   p.registration_secret = random_base64url(kTokenBytes);
   p.ai = std::move(ai);
   p.request = std::move(request);
-  auto tools = tools_ ? tools_(p.id) : std::make_unique<NoTools>();
+  std::shared_ptr<ToolRegistry> tools = tools_ ? tools_(p.id) : std::make_shared<NoTools>();
   auto s = std::make_shared<Session>(ex_, std::move(p), factory_, limits_, std::move(tools),
                                      [this](Session& ended_session) { ended(ended_session); });
   sessions_[s->id()] = s;

@@ -15,7 +15,7 @@ namespace leuria::core {
 
 class SessionBook {
  public:
-  using ToolsFactory = std::function<std::unique_ptr<ToolRegistry>(const std::string& session_id)>;
+  using ToolsFactory = std::function<std::shared_ptr<ToolRegistry>(const std::string& session_id)>;
 
   SessionBook(boost::asio::any_io_executor ex, BackendFactory& factory, SessionLimits limits, ToolsFactory tools);
   ~SessionBook();

@@ -36,7 +36,8 @@ RpcError error_from(const json::value& v) {
 }  // namespace
 
 void Connection::receive(std::string_view line) {
-  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+  // After close nothing more is dispatched: the handlers' owners may be gone.
+  if (closed_ || line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   boost::system::error_code ec;
   json::value v = json::parse(line, ec);
   if (ec || !v.is_object()) {

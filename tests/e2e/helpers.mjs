@@ -90,6 +90,8 @@ export function tryJson(s) {
  *   adminToken override the admin token (null: don't set it)
  *   timings  object or string for LEURIA_TEST_TIMINGS (merged over DEFAULT_TIMINGS when an object)
  *   home     existing LEURIA_HOME to use (not deleted on stop); default: a fresh mkdtemp dir, deleted on stop
+ *   files    {name: content} written into LEURIA_HOME (0600) before the engine starts; an object content is
+ *            JSON-encoded (e.g. {"config.json": {...}, "providers.json": {...}})
  *   env      extra env variables
  *   readyTimeoutMs  default 10000
  */
@@ -100,6 +102,7 @@ export async function startEngine(opts = {}) {
   if (opts.devPairing) args.unshift('--dev-pairing');
   const ownHome = !opts.home;
   const home = opts.home || (await makeHome());
+  if (opts.files) await writeHomeFiles(home, opts.files);
   const timings =
     typeof opts.timings === 'string' ? opts.timings : timingsString({ ...DEFAULT_TIMINGS, ...(opts.timings || {}) });
   const envExtra = { LEURIA_HOME: home, LEURIA_TEST_TIMINGS: timings, ...(opts.env || {}) };
@@ -634,4 +637,276 @@ export function findGrant(file, origin) {
 
 export function fileMode(p) {
   return fs.statSync(p).mode & 0o777;
+}
+
+// ---------------------------------------------------------------- sessions, streams, agents (issue 3)
+
+/** Write {name: content} into a LEURIA_HOME (made 0700 if missing); objects are JSON-encoded, files are 0600. */
+export async function writeHomeFiles(home, files) {
+  await fsp.mkdir(home, { recursive: true, mode: 0o700 });
+  for (const [name, content] of Object.entries(files)) {
+    const text = typeof content === 'string' || Buffer.isBuffer(content) ? content : JSON.stringify(content, null, 2);
+    await fsp.writeFile(path.join(home, name), text, { mode: 0o600 });
+  }
+}
+
+/** The scripted ACP agent (tests/fakes/acp-agent.mjs, executable). */
+export const FAKE_ACP = path.join(ROOT, 'tests/fakes/acp-agent.mjs');
+
+/**
+ * config.json content for the scripted ACP agent as the default AI.
+ *   fakeAgentConfig({ id='fake', name='Fake', mode: 'slow,stderr', log: '/tmp/x.log', env: {FAKE_ACP_CHUNKS: 5}, extra: {model: 'big'} })
+ * `agents` adds further agent definitions ({id: {name, command, args, env}}).
+ */
+export function fakeAgentConfig({ id = 'fake', name = 'Fake', mode, log, env = {}, extra = {}, agents = {} } = {}) {
+  const agentEnv = {};
+  if (mode) agentEnv.FAKE_ACP_MODE = mode;
+  if (log) agentEnv.FAKE_ACP_LOG = log;
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== null) agentEnv[k] = String(v);
+  return { agent: id, agents: { [id]: { name, command: FAKE_ACP, args: [], env: agentEnv }, ...agents }, ...extra };
+}
+
+/** FAKE_ACP_LOG entries (JSON lines; a missing file is []). */
+export function readFakeLog(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').filter(Boolean).map(tryJson).filter(Boolean);
+}
+
+/**
+ * Session routes for one caller: `who` = {origin, token} for a web page, {} (or omitted) for a local process.
+ *   const api = sessionApi(engine, {origin, token});
+ *   await api.prepare({prompt}); api.approve(id); api.prompt(id, {prompt}); api.cancelTurn(id); api.cancel(id);
+ *   api.close(id); api.get(id); api.stream(id)  (an SseStream, see openStream)
+ */
+export function sessionApi(engine, who = {}) {
+  const headers = {};
+  if (who.origin) headers.Origin = who.origin;
+  if (who.token) headers.Authorization = `Bearer ${who.token}`;
+  const call = (method, p, body, timeoutMs) => request(engine, { method, path: p, headers, body, timeoutMs });
+  const enc = encodeURIComponent;
+  return {
+    who,
+    call,
+    prepare: (body = {}) => call('POST', '/session/prepare', body),
+    approve: (id) => call('POST', `/session/${enc(id)}/approve`),
+    prompt: (id, body) => call('POST', `/session/${enc(id)}/prompt`, body),
+    cancelTurn: (id) => call('POST', `/session/${enc(id)}/cancel-turn`),
+    cancel: (id) => call('POST', `/session/${enc(id)}/cancel`),
+    close: (id) => call('POST', `/session/${enc(id)}/close`),
+    get: (id) => call('GET', `/session/${enc(id)}`),
+    stream: (id, opts = {}) => openStream(engine, `/session/${enc(id)}/stream`, { headers, ...opts }),
+  };
+}
+
+/**
+ * Open a server-sent-events stream and parse it strictly as the engine writes it:
+ * each event is exactly `event: <name>\ndata: <one-line JSON>\n\n`; comment lines (`:`…`\n\n`) are allowed.
+ * Anything else (CR, several data lines, unparsable JSON, other fields) is recorded in `formatErrors`.
+ *
+ * Returns an SseStream:
+ *   response        promise of {status, headers} (resolves when the headers arrive)
+ *   events          [{event, data, dataText}] in order (comments not included)
+ *   raw             every byte received, as text
+ *   formatErrors    strings
+ *   ended           promise resolved when the server ends the response (or the socket closes)
+ *   isEnded()       whether it ended
+ *   waitFor(pred | name, timeoutMs=5000)  first event (from index 0) matching; rejects on timeout or end
+ *   waitForEnd(timeoutMs=5000)
+ *   names()         event names so far
+ *   close()         drop the connection
+ */
+export function openStream(target, p, { headers = {}, timeoutMs = 60000 } = {}) {
+  const port = portOf(target);
+  const h = { Host: `127.0.0.1:${port}`, Accept: 'text/event-stream', ...headers };
+  const s = {
+    events: [], raw: '', formatErrors: [], status: 0, headers: null, body: '',
+    _ended: false, _waiters: new Set(),
+  };
+  let pending = '';
+  let endResolve;
+  s.ended = new Promise((r) => (endResolve = r));
+  const notify = () => {
+    for (const w of s._waiters) w();
+  };
+  const finish = () => {
+    if (s._ended) return;
+    s._ended = true;
+    if (pending.length) s.formatErrors.push(`stream ended inside an event: ${JSON.stringify(pending)}`);
+    clearTimeout(timer);
+    endResolve();
+    notify();
+  };
+  const parseBlocks = () => {
+    let i;
+    while ((i = pending.indexOf('\n\n')) >= 0) {
+      const block = pending.slice(0, i);
+      pending = pending.slice(i + 2);
+      if (block.startsWith(':')) {
+        if (block.includes('\n')) s.formatErrors.push(`comment block spans lines: ${JSON.stringify(block)}`);
+        continue;
+      }
+      const m = /^event: ([^\n]+)\ndata: ([^\n]*)$/.exec(block);
+      if (!m) {
+        s.formatErrors.push(`not "event: <name>\\ndata: <json>": ${JSON.stringify(block)}`);
+        continue;
+      }
+      let data;
+      try {
+        data = JSON.parse(m[2]);
+      } catch {
+        s.formatErrors.push(`data is not JSON: ${JSON.stringify(m[2])}`);
+      }
+      s.events.push({ event: m[1], data, dataText: m[2] });
+    }
+    notify();
+  };
+  let responseResolve;
+  let responseReject;
+  s.response = new Promise((res, rej) => {
+    responseResolve = res;
+    responseReject = rej;
+  });
+  s.response.catch(() => {});
+  const req = http.request({ host: '127.0.0.1', port, method: 'GET', path: p, headers: h, agent: false, setHost: false }, (res) => {
+    s.status = res.statusCode;
+    s.headers = res.headers;
+    responseResolve({ status: res.statusCode, headers: res.headers });
+    res.setEncoding('utf8');
+    res.on('data', (c) => {
+      s.raw += c;
+      if (res.statusCode === 200) {
+        if (c.includes('\r')) s.formatErrors.push(`CR in the stream: ${JSON.stringify(c.slice(0, 200))}`);
+        pending += c;
+        parseBlocks();
+      } else s.body += c;
+    });
+    res.on('end', finish);
+    res.on('close', finish);
+    res.on('error', finish);
+  });
+  req.on('error', (e) => {
+    responseReject(e);
+    finish();
+  });
+  req.end();
+  const timer = setTimeout(() => req.destroy(), timeoutMs);
+  s.req = req;
+  s.isEnded = () => s._ended;
+  s.names = () => s.events.map((e) => e.event);
+  s.close = () => {
+    req.destroy();
+    finish();
+  };
+  s.waitFor = (pred, ms = 5000, { from = 0 } = {}) => {
+    const test = typeof pred === 'string' ? (e) => e.event === pred : pred;
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        for (let k = from; k < s.events.length; k++) {
+          if (test(s.events[k])) {
+            done();
+            resolve(s.events[k]);
+            return;
+          }
+        }
+        if (s._ended) {
+          done();
+          reject(new Error(`stream ended before the awaited event (${pred}); events: ${JSON.stringify(s.events).slice(0, 3000)}`));
+        }
+      };
+      const t = setTimeout(() => {
+        done();
+        reject(new Error(`timed out after ${ms} ms waiting for an event (${pred}); events: ${JSON.stringify(s.events).slice(0, 3000)}`));
+      }, ms);
+      const done = () => {
+        clearTimeout(t);
+        s._waiters.delete(check);
+      };
+      s._waiters.add(check);
+      check();
+    });
+  };
+  s.waitForEnd = (ms = 5000) =>
+    Promise.race([
+      s.ended,
+      sleep(ms).then(() => {
+        throw new Error(`stream did not end within ${ms} ms; events: ${JSON.stringify(s.names())}`);
+      }),
+    ]);
+  return s;
+}
+
+/** Whether a process exists (a zombie still exists). */
+export function pidExists(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    if (e.code === 'ESRCH') return false;
+    if (e.code === 'EPERM') return true;
+    throw e;
+  }
+}
+
+/** {state, ppid, pgid} from /proc/<pid>/stat, or null when it is gone. */
+export function procStat(pid) {
+  let text;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { state: f[0], ppid: Number(f[1]), pgid: Number(f[2]) };
+}
+
+/** Poll until `pid` no longer exists (kill(pid, 0) → ESRCH). Returns true when gone, false on timeout. */
+export async function waitPidGone(pid, timeoutMs = 5000) {
+  const end = Date.now() + timeoutMs;
+  while (pidExists(pid)) {
+    if (Date.now() >= end) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+/** Resident memory of a process in kB (VmRSS from /proc/<pid>/status), or null. */
+export function rssKb(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * An engine whose default AI is the scripted ACP agent (id `fake`, name "Fake"), logging to `eng.fakeLog`
+ * (inside its LEURIA_HOME, which is removed on stop).
+ *   startFakeEngine({ mode: 'slow', env: {FAKE_ACP_CHUNKS: 5}, config: {model: 'big'}, agents: {...},
+ *                     timings: {retentionMs: 500}, engineEnv: {...}, app: true, files: {...} })
+ * eng.readLog() returns the agent's log entries.
+ */
+export async function startFakeEngine({ mode, env, config = {}, agents, timings, engineEnv, app, devPairing, args, files = {} } = {}) {
+  const home = await makeHome();
+  const log = path.join(home, 'fake-acp.log');
+  const eng = await startEngine({
+    home, app, devPairing, args, timings, env: engineEnv,
+    files: { 'config.json': fakeAgentConfig({ mode, log, env, extra: config, agents }), ...files },
+  });
+  const stop = eng.stop;
+  eng.stop = async () => {
+    try {
+      return await stop();
+    } finally {
+      await fsp.rm(home, { recursive: true, force: true }).catch(() => {});
+    }
+  };
+  eng.fakeLog = log;
+  eng.readLog = () => readFakeLog(log);
+  return eng;
 }

@@ -87,8 +87,6 @@ for (const [style, allowId] of [["claude", "allow-once"], ["old", "allow"], ["ge
     assert.equal(text(f.updates), `echo: go\npermissions: mcp__webmcp__lookup=${allowId} Bash=${rejectId}`);
     const statuses = f.updates.filter((u) => u.sessionUpdate === "tool_call_update").map((u) => u.status);
     assert.deepEqual(statuses, ["completed", "failed"]);
-    const firstKinds = f.updates.filter((u) => u.sessionUpdate.startsWith("tool_call")).map((u) => u.sessionUpdate);
-    assert.equal(firstKinds[0], style === "gemini" ? "tool_call" : "tool_call"); // gemini's comes after the answer
     assert.equal(f.log().filter((e) => e.kind === "permission").length, 2);
     f.child.kill("SIGKILL");
   });

@@ -65,7 +65,13 @@ export async function startGeminiServer(opts = {}) {
     });
 
     if (action === "generateContent") {
-      return sendJson(res, 200, candidate(frames.flat(), true));
+      // Non-streamed: one part per kind, as the real API answers.
+      const parts = [
+        ...(d.thought ? [{ text: d.thought, thought: true }] : []),
+        ...(d.text || !d.functionCalls?.length ? [{ text: d.text ?? "" }] : []),
+        ...(d.functionCalls || []).map((f) => ({ functionCall: { name: f.name, args: f.args ?? {} } })),
+      ];
+      return sendJson(res, 200, candidate(parts, true));
     }
     if (action !== "streamGenerateContent") {
       return sendJson(res, 404, { error: { code: 404, message: `no action ${action}`, status: "NOT_FOUND" } });

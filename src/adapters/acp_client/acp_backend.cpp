@@ -22,9 +22,9 @@ std::vector<std::string> agent_environment(char** env) {
 }
 
 AcpBackend::AcpBackend(asio::any_io_executor ex, core::AgentDef agent, std::optional<std::string> model,
-                       AcpOptions options, core::BackendSink& sink, core::ToolRegistry& tools)
+                       AcpOptions options, core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools)
     : ex_(std::move(ex)), agent_(std::move(agent)), model_(std::move(model)), options_(std::move(options)),
-      sink_(sink), tools_(tools) {}
+      sink_(sink), tools_(std::move(tools)) {}
 
 AcpBackend::~AcpBackend() {
   if (child_ && !child_->exited()) child_->kill_group();
@@ -170,7 +170,7 @@ asio::awaitable<rpc::Result> AcpBackend::on_request(std::string method, json::va
   auto req = parse_permission_request(params);
   if (auto it = tool_names_.find(req.tool_call.id); it != tool_names_.end()) req.names.push_back(it->second);
   std::vector<std::string> page_tools;
-  for (auto& t : tools_.tools()) page_tools.push_back(t.name);
+  for (auto& t : tools_->tools()) page_tools.push_back(t.name);
   auto tool = core::page_tool_named(req.names, page_tools);
   const bool allow = tool.has_value();
   const std::string shown = tool ? std::string(core::kPageToolPrefix) + *tool
@@ -185,6 +185,7 @@ void AcpBackend::on_notification(const std::string& method, const json::value& p
   switch (u.kind) {
     case Update::Kind::chunk: sink_.on_chunk(std::move(u.text)); break;
     case Update::Kind::thought: sink_.on_thought(std::move(u.text)); break;
+    case Update::Kind::notice: sink_.on_log("[" + agent_.name + "] " + u.text); break;
     case Update::Kind::tool_call: {
       auto& t = u.tool_call;
       std::string name = t.tool_name.value_or(t.title.value_or(""));

@@ -26,7 +26,7 @@ struct AcpOptions {
 class AcpBackend final : public core::AgentBackend, public std::enable_shared_from_this<AcpBackend> {
  public:
   AcpBackend(boost::asio::any_io_executor ex, core::AgentDef agent, std::optional<std::string> model,
-             AcpOptions options, core::BackendSink& sink, core::ToolRegistry& tools);
+             AcpOptions options, core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools);
   ~AcpBackend() override;
 
   boost::asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig config) override;
@@ -47,7 +47,7 @@ class AcpBackend final : public core::AgentBackend, public std::enable_shared_fr
   std::optional<std::string> model_;
   AcpOptions options_;
   core::BackendSink& sink_;
-  core::ToolRegistry& tools_;
+  std::shared_ptr<core::ToolRegistry> tools_;
   core::BackendConfig config_;
   std::filesystem::path folder_;
   std::shared_ptr<transport::ChildProcess> child_;

@@ -151,6 +151,10 @@ Update parse_update(const json::value& params) {
     if (!content || str(field(*content, "type")) != "text") return out;
     out.kind = kind == "agent_message_chunk" ? Update::Kind::chunk : Update::Kind::thought;
     out.text = str(field(*content, "text")).value_or("");
+    // Claude Code tags notices about itself (billing, modes) as informational: not the AI's answer.
+    if (auto* meta = field(*u, "_meta"))
+      if (auto* cc = field(*meta, "claudeCode"); cc && str(field(*cc, "kind")) == "informational")
+        out.kind = Update::Kind::notice;
   } else if (kind == "tool_call" || kind == "tool_call_update") {
     out.kind = Update::Kind::tool_call;
     out.tool_call = tool_call_of(*u);

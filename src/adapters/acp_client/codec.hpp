@@ -56,7 +56,7 @@ boost::json::value cancel_params(const std::string& session);
 
 // A session/update notification, as what the core cares about.
 struct Update {
-  enum class Kind { none, chunk, thought, tool_call } kind = Kind::none;
+  enum class Kind { none, chunk, thought, tool_call, notice } kind = Kind::none;
   std::string text;
   core::ToolCallInfo tool_call;
 };

@@ -16,8 +16,8 @@ struct LlmBackend::Step {
 };
 
 LlmBackend::LlmBackend(asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
-                       core::BackendSink& sink, core::ToolRegistry& tools)
-    : ex_(std::move(ex)), provider_(std::move(provider)), model_(std::move(model)), sink_(sink), tools_(tools) {}
+                       core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools)
+    : ex_(std::move(ex)), provider_(std::move(provider)), model_(std::move(model)), sink_(sink), tools_(std::move(tools)) {}
 
 std::vector<http::Header> LlmBackend::auth_headers() const {
   std::vector<http::Header> h{{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
@@ -57,7 +57,7 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
   req.method = "POST";
   req.url = provider_.base_url + "/chat/completions";
   req.headers = auth_headers();
-  req.body = request_body(*model_, messages_, tools_.tools(), forbid_tools);
+  req.body = request_body(*model_, messages_, tools_->tools(), forbid_tools);
   abort_ = std::make_shared<http::Abort>();
   std::optional<std::string> stream_error;
   bool done = false;
@@ -122,7 +122,7 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
     for (auto& call : calls) {
       const std::string tool_name = std::string(core::kPageToolPrefix) + call.name;
       sink_.on_tool_call({call.id, call.name, "other", "in_progress", tool_name});
-      auto result = co_await tools_.call(call.name, call.arguments.empty() ? "{}" : call.arguments);
+      auto result = co_await tools_->call(call.name, call.arguments.empty() ? "{}" : call.arguments);
       if (cancelled_ || shut_down_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
       sink_.on_tool_call({call.id, call.name, "other", result.is_error ? "failed" : "completed", tool_name});
       messages_.push_back(tool_message(call.id, result.is_error ? "Error: " + result.text : result.text));

@@ -14,7 +14,7 @@ namespace leuria::llm {
 class LlmBackend final : public core::AgentBackend, public std::enable_shared_from_this<LlmBackend> {
  public:
   LlmBackend(boost::asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
-             core::BackendSink& sink, core::ToolRegistry& tools);
+             core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools);
 
   boost::asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig config) override;
   bool accepts_images() const override;
@@ -32,7 +32,7 @@ class LlmBackend final : public core::AgentBackend, public std::enable_shared_fr
   core::ProviderDef provider_;
   std::optional<std::string> model_;
   core::BackendSink& sink_;
-  core::ToolRegistry& tools_;
+  std::shared_ptr<core::ToolRegistry> tools_;
   core::BackendConfig config_;
   boost::json::array messages_;  // the conversation so far
   std::shared_ptr<http::Abort> abort_;

@@ -1,0 +1,289 @@
+// The session state machine, with a scripted backend: statuses, replay, limits, ends.
+#include <gtest/gtest.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/session_book.hpp"
+
+using namespace leuria;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+namespace {
+
+// A backend that answers each prompt with the prompt's text as two chunks, after `delay`.
+struct ScriptedBackend final : core::AgentBackend, std::enable_shared_from_this<ScriptedBackend> {
+  ScriptedBackend(asio::any_io_executor ex, core::BackendSink& sink) : ex(ex), sink(sink), timer(ex) {}
+  asio::any_io_executor ex;
+  core::BackendSink& sink;
+  asio::steady_timer timer;
+  std::chrono::milliseconds delay{0};
+  std::optional<std::string> start_error;
+  bool never_start = false;
+  bool images = false;
+  bool cancelled = false;
+  bool shut = false;
+  std::vector<std::vector<core::PromptBlock>> prompts;
+
+  asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig) override {
+    if (never_start) {
+      timer.expires_after(1h);
+      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (start_error) co_return *start_error;
+    co_return boost::system::result<void, std::string>{};
+  }
+  bool accepts_images() const override { return images; }
+  asio::awaitable<core::TurnOutcome> prompt(std::vector<core::PromptBlock> blocks) override {
+    auto self = shared_from_this();
+    prompts.push_back(blocks);
+    cancelled = false;
+    sink.on_chunk("echo: ");
+    timer.expires_after(delay);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (cancelled) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
+    sink.on_chunk(blocks.front().text);
+    co_return core::TurnOutcome{};
+  }
+  void cancel_turn() override {
+    cancelled = true;
+    timer.cancel();
+  }
+  void shutdown() override {
+    shut = true;
+    timer.cancel();
+  }
+};
+
+struct Factory final : core::BackendFactory {
+  asio::any_io_executor ex;
+  std::function<void(ScriptedBackend&)> tune;
+  std::shared_ptr<ScriptedBackend> last;
+  boost::system::result<std::shared_ptr<core::AgentBackend>, std::string> make(const core::AiChoice& ai,
+                                                                              core::BackendSink& sink,
+                                                                              std::shared_ptr<core::ToolRegistry>) override {
+    if (ai.agent == "missing") return std::string("The AI 'missing' isn't set up");
+    last = std::make_shared<ScriptedBackend>(ex, sink);
+    if (tune) tune(*last);
+    return std::shared_ptr<core::AgentBackend>(last);
+  }
+};
+
+struct Fixture {
+  asio::io_context ioc;
+  Factory factory;
+  core::SessionLimits limits;
+  std::unique_ptr<core::SessionBook> book;
+  explicit Fixture(core::SessionLimits l = {}) : limits(l) {
+    factory.ex = ioc.get_executor();
+    book = std::make_unique<core::SessionBook>(ioc.get_executor(), factory, limits, nullptr);
+  }
+  std::shared_ptr<core::Session> prepare(std::optional<std::string> prompt = std::nullopt, std::string agent = "x") {
+    core::PrepareRequest r;
+    r.prompt = std::move(prompt);
+    auto s = book->prepare("https://a.example", core::AiChoice{agent, {}}, std::move(r));
+    EXPECT_TRUE(s);
+    return *s;
+  }
+  void run(std::chrono::milliseconds d = 50ms) {
+    ioc.restart();
+    ioc.run_for(d);
+  }
+  // Drains a subscriber's queued events (without waiting).
+  std::vector<core::EventKind> drain(core::Subscriber& sub) {
+    std::vector<core::EventKind> out;
+    for (;;) {
+      std::optional<core::Subscriber::Next> n;
+      asio::co_spawn(ioc, sub.next(1ms), [&](std::exception_ptr, core::Subscriber::Next x) { n = x; });
+      ioc.restart();
+      while (!n) ioc.run_one();
+      if (n->what != core::Subscriber::Next::What::event) break;
+      out.push_back(n->event.kind);
+    }
+    return out;
+  }
+};
+
+using K = core::EventKind;
+
+}  // namespace
+
+TEST(Session, WarmStartGoesIdleAndSaysReady) {
+  Fixture f;
+  auto s = f.prepare();
+  auto sub = s->subscribe();
+  EXPECT_EQ(s->status(), core::SessionStatus::pending_approval);
+  ASSERT_TRUE(s->approve());
+  EXPECT_EQ(core::status_word(s->status()), "running");
+  f.run();
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  EXPECT_EQ(f.drain(*sub), (std::vector<K>{K::webmcp_ready, K::ready}));
+  EXPECT_EQ(s->approve().error().message, "Session is already approved");
+}
+
+TEST(Session, APromptIsATurnWithChunksAndASummary) {
+  Fixture f;
+  auto s = f.prepare("hello");
+  auto sub = s->subscribe();
+  s->approve();
+  f.run();
+  EXPECT_EQ(f.drain(*sub), (std::vector<K>{K::webmcp_ready, K::turn_start, K::chunk, K::chunk, K::turn_completed}));
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  ASSERT_TRUE(s->prompt("again", {}));
+  EXPECT_EQ(s->prompt("twice", {}).error().message, "A turn is already running");
+  f.run();
+  EXPECT_EQ(f.factory.last->prompts.size(), 2u);
+}
+
+TEST(Session, ANewStreamGetsTheReplay) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) { b.delay = 200ms; };
+  auto s = f.prepare("hello");
+  s->approve();
+  f.run(30ms);  // the turn is running: one chunk so far
+  auto late = s->subscribe();
+  EXPECT_EQ(f.drain(*late), (std::vector<K>{K::webmcp_ready, K::chunk}));
+  f.run(300ms);
+  auto idle = s->subscribe();
+  EXPECT_EQ(f.drain(*idle), (std::vector<K>{K::webmcp_ready, K::ready}));
+}
+
+TEST(Session, CancelTurnKeepsTheSession) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) { b.delay = 10s; };
+  auto s = f.prepare("hello");
+  s->approve();
+  f.run(20ms);
+  EXPECT_EQ(s->status(), core::SessionStatus::running);
+  s->cancel_turn();
+  f.run(20ms);
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  s->cancel_turn();  // idle: a no-op
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+}
+
+TEST(Session, EndingIsFinalAndReadable) {
+  Fixture f;
+  auto s = f.prepare();
+  s->approve();
+  f.run();
+  s->end(core::SessionStatus::completed);
+  EXPECT_TRUE(f.factory.last->shut);
+  EXPECT_EQ(s->prompt("x", {}).error().message, "Agent session has ended. Start a new session.");
+  s->end(core::SessionStatus::cancelled);  // no change
+  EXPECT_EQ(s->status(), core::SessionStatus::completed);
+  auto sub = s->subscribe();
+  EXPECT_EQ(f.drain(*sub), (std::vector<K>{K::completed}));
+}
+
+TEST(Session, StartFailuresFailTheSession) {
+  Fixture f;
+  auto s = f.prepare(std::nullopt, "missing");
+  s->approve();
+  f.run();
+  EXPECT_EQ(s->status(), core::SessionStatus::failed);
+  EXPECT_EQ(s->error(), "The AI 'missing' isn't set up");
+}
+
+TEST(Session, TheAiMustStartInTime) {
+  core::SessionLimits l;
+  l.start_timeout = 50ms;
+  Fixture f(l);
+  f.factory.tune = [](ScriptedBackend& b) { b.never_start = true; };
+  auto s = f.prepare();
+  s->approve();
+  f.run(100ms);
+  EXPECT_EQ(s->status(), core::SessionStatus::failed);
+  EXPECT_EQ(s->error(), "The AI did not start within 0 s");
+}
+
+TEST(Session, AgentExitCodes) {
+  Fixture f;
+  auto a = f.prepare();
+  a->approve();
+  f.run();
+  a->on_exit(0);
+  EXPECT_EQ(a->status(), core::SessionStatus::completed);
+  auto b = f.prepare();
+  b->approve();
+  f.run();
+  b->on_exit(3);
+  EXPECT_EQ(b->status(), core::SessionStatus::failed);
+  EXPECT_EQ(b->error(), "Agent exited with code 3");
+}
+
+TEST(SessionBook, FourLiveSessionsPerOriginAndOnlyTheOwnerSeesThem) {
+  Fixture f;
+  std::vector<std::shared_ptr<core::Session>> live;
+  for (int i = 0; i < 4; ++i) live.push_back(f.prepare());
+  auto fifth = f.book->prepare("https://a.example", {}, {});
+  ASSERT_FALSE(fifth);
+  EXPECT_EQ(fifth.error().kind, core::SessionError::Kind::bad_request);
+  EXPECT_TRUE(f.book->prepare("https://b.example", {}, {}));
+  EXPECT_FALSE(f.book->find(live[0]->id(), "https://b.example"));
+  EXPECT_TRUE(f.book->find(live[0]->id(), "https://a.example"));
+  live[0]->end(core::SessionStatus::completed);
+  EXPECT_TRUE(f.book->prepare("https://a.example", {}, {}));
+}
+
+TEST(SessionBook, EndedSessionsAreForgottenAfterRetention) {
+  core::SessionLimits l;
+  l.retention = 30ms;
+  Fixture f(l);
+  auto s = f.prepare();
+  const std::string id = s->id();
+  s->end(core::SessionStatus::cancelled);
+  EXPECT_TRUE(f.book->find(id, "https://a.example"));
+  f.run(60ms);
+  EXPECT_FALSE(f.book->find(id, "https://a.example"));
+}
+
+TEST(SessionBook, EndOriginCancelsItsLiveSessions) {
+  Fixture f;
+  auto a = f.prepare();
+  auto other = f.book->prepare("https://b.example", {}, {});
+  f.book->end_origin("https://a.example");
+  EXPECT_EQ(a->status(), core::SessionStatus::cancelled);
+  EXPECT_EQ((*other)->status(), core::SessionStatus::pending_approval);
+}
+
+TEST(SessionBook, MaxTurnsIsClamped) {
+  Fixture f;
+  core::PrepareRequest r;
+  r.max_turns = 500;
+  auto s = f.book->prepare("o", {}, r);
+  ASSERT_TRUE(s);
+}
+
+TEST(Subscriber, ASlowReaderIsDisconnectedNotBuffered) {
+  asio::io_context ioc;
+  core::Subscriber sub(ioc.get_executor());
+  core::Event e{core::EventKind::chunk};
+  e.text = std::string(1000, 'x');
+  for (std::size_t i = 0; i < core::kMaxQueuedEvents + 10; ++i) sub.push(e);
+  EXPECT_TRUE(sub.ended());
+  EXPECT_TRUE(sub.overflowed());
+}
+
+TEST(Attachments, ImagesOrANoteAndTextFilesWrapped) {
+  std::vector<core::Attachment> a(2);
+  a[0].type = core::Attachment::Type::image;
+  a[0].mime_type = "image/png";
+  a[0].data = "AAAA";
+  a[0].name = "cat.png";
+  a[1].type = core::Attachment::Type::text;
+  a[1].name = "notes \"v2\".txt";
+  a[1].text = "hello";
+  auto with = core::build_prompt("look", a, true);
+  ASSERT_EQ(with.size(), 3u);
+  EXPECT_EQ(with[1].type, core::PromptBlock::Type::image);
+  EXPECT_EQ(with[2].text, "<file name=\"notes &quot;v2&quot;.txt\">hello</file>");
+  auto without = core::build_prompt("look", a, false);
+  EXPECT_EQ(without[1].type, core::PromptBlock::Type::text);
+  EXPECT_NE(without[1].text.find("can't read images"), std::string::npos);
+}
