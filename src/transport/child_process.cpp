@@ -62,6 +62,8 @@ boost::system::result<std::shared_ptr<ChildProcess>, std::string> ChildProcess::
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  // Nothing else crosses: Asio's sockets aren't all close-on-exec, so close every other descriptor.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
 
   posix_spawnattr_t attr;
