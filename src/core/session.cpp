@@ -172,17 +172,17 @@ void Session::end(SessionStatus final_status, std::string error) {
 void Session::on_chunk(std::string text) {
   if (status_ != SessionStatus::running) return;
   turn_text_ += text;
-  Event e{EventKind::chunk};
+  publish_text(EventKind::chunk, std::move(text));
+}
+
+void Session::publish_text(EventKind kind, std::string text) {
+  if (is_final(status_)) return;
+  Event e{kind};
   e.text = std::move(text);
   publish(std::move(e));
 }
 
-void Session::on_thought(std::string text) {
-  if (is_final(status_)) return;
-  Event e{EventKind::thought};
-  e.text = std::move(text);
-  publish(std::move(e));
-}
+void Session::on_thought(std::string text) { publish_text(EventKind::thought, std::move(text)); }
 
 void Session::on_tool_call(ToolCallInfo call) {
   if (is_final(status_)) return;
@@ -198,12 +198,7 @@ void Session::on_permission(PermissionInfo decision) {
   publish(std::move(e));
 }
 
-void Session::on_log(std::string line) {
-  if (is_final(status_)) return;
-  Event e{EventKind::log};
-  e.text = std::move(line);
-  publish(std::move(e));
-}
+void Session::on_log(std::string line) { publish_text(EventKind::log, std::move(line)); }
 
 void Session::on_exit(int code) {
   if (code == 0)

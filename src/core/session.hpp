@@ -95,6 +95,7 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
 
  private:
   void publish(Event e);
+  void publish_text(EventKind kind, std::string text);
   Event final_event() const;
   boost::asio::awaitable<void> run_start();
   boost::asio::awaitable<void> run_turn(std::string text, std::vector<Attachment> attachments);

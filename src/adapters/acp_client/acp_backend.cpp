@@ -58,6 +58,8 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
   spec.program = agent_.command;
   spec.args = agent_.args;
   spec.env = options_.base_env;
+  // Gemini CLI connects MCP servers only in a trusted folder; ours is new, empty and its own.
+  spec.env.push_back("GEMINI_CLI_TRUST_WORKSPACE=true");
   for (auto& [k, v] : agent_.env) {
     std::erase_if(spec.env, [&](const std::string& e) { return e.starts_with(k + "="); });
     spec.env.push_back(k + "=" + v);
