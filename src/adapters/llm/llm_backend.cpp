@@ -122,7 +122,9 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
     for (auto& call : calls) {
       const std::string tool_name = std::string(core::kPageToolPrefix) + call.name;
       sink_.on_tool_call({call.id, call.name, "other", "in_progress", tool_name});
-      auto result = co_await tools_->call(call.name, call.arguments.empty() ? "{}" : call.arguments);
+      // A named argument: GCC 12 destroys a conditional's temporary twice inside co_await.
+      std::string arguments = call.arguments.empty() ? std::string("{}") : call.arguments;
+      auto result = co_await tools_->call(call.name, std::move(arguments));
       if (cancelled_ || shut_down_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
       sink_.on_tool_call({call.id, call.name, "other", result.is_error ? "failed" : "completed", tool_name});
       messages_.push_back(tool_message(call.id, result.is_error ? "Error: " + result.text : result.text));
