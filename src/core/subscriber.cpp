@@ -19,8 +19,16 @@ void Subscriber::push(const Event& e) {
     wake_.cancel();
     return;
   }
-  queue_.push_back(e);
   bytes_ += size;
+  // A reader that is behind gets consecutive text of the same kind as one event: a burst of chunks
+  // costs bytes, not queue entries.
+  if (!queue_.empty() && (e.kind == EventKind::chunk || e.kind == EventKind::thought) &&
+      queue_.back().kind == e.kind) {
+    queue_.back().text += e.text;
+    wake_.cancel();
+    return;
+  }
+  queue_.push_back(e);
   if (e.is_final()) ended_ = true;
   wake_.cancel();
 }

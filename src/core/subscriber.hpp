@@ -1,7 +1,9 @@
-// One reader of a session's events (an SSE stream, an editor). Bounded: when a reader falls
-// behind by kMaxQueuedEvents events or kMaxQueuedBytes bytes, its queue is dropped and it is
-// ended (policy: disconnect). A page then reopens the stream and gets the replay, so memory never
-// grows with a slow reader, and a fast one loses nothing.
+// One reader of a session's events (an SSE stream, an editor). Bounded, with two policies:
+// coalesce, then disconnect. While a reader is behind, consecutive chunks (or thoughts) merge into
+// one queued event, so a burst of text costs bytes, not entries. A reader that falls behind by
+// kMaxQueuedEvents events or kMaxQueuedBytes bytes anyway has its queue dropped and is ended; a
+// page then reopens the stream and gets the replay. Memory never grows with a slow reader, and a
+// fast one loses nothing (clients skip replayed text by its length, not by counting chunks).
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>

@@ -655,15 +655,16 @@ export const FAKE_ACP = path.join(ROOT, 'tests/fakes/acp-agent.mjs');
 
 /**
  * config.json content for the scripted ACP agent as the default AI.
- *   fakeAgentConfig({ id='fake', name='Fake', mode: 'slow,stderr', log: '/tmp/x.log', env: {FAKE_ACP_CHUNKS: 5}, extra: {model: 'big'} })
+ *   fakeAgentConfig({ id='fake', name='Fake', mode: 'slow,stderr', log: '/tmp/x.log', env: {FAKE_ACP_CHUNKS: 5}, extra: {model: 'big'},
+ *                     args: [], command: FAKE_ACP })
  * `agents` adds further agent definitions ({id: {name, command, args, env}}).
  */
-export function fakeAgentConfig({ id = 'fake', name = 'Fake', mode, log, env = {}, extra = {}, agents = {} } = {}) {
+export function fakeAgentConfig({ id = 'fake', name = 'Fake', mode, log, env = {}, extra = {}, agents = {}, args = [], command = FAKE_ACP } = {}) {
   const agentEnv = {};
   if (mode) agentEnv.FAKE_ACP_MODE = mode;
   if (log) agentEnv.FAKE_ACP_LOG = log;
   for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== null) agentEnv[k] = String(v);
-  return { agent: id, agents: { [id]: { name, command: FAKE_ACP, args: [], env: agentEnv }, ...agents }, ...extra };
+  return { agent: id, agents: { [id]: { name, command, args, env: agentEnv }, ...agents }, ...extra };
 }
 
 /** FAKE_ACP_LOG entries (JSON lines; a missing file is []). */
@@ -698,7 +699,7 @@ export function sessionApi(engine, who = {}) {
     cancelTurn: (id) => call('POST', `/session/${enc(id)}/cancel-turn`),
     cancel: (id) => call('POST', `/session/${enc(id)}/cancel`),
     close: (id) => call('POST', `/session/${enc(id)}/close`),
-    get: (id) => call('GET', `/session/${enc(id)}`),
+    get: (id, { timeoutMs } = {}) => call('GET', `/session/${enc(id)}`, undefined, timeoutMs),
     stream: (id, opts = {}) => openStream(engine, `/session/${enc(id)}/stream`, { headers, ...opts }),
   };
 }
@@ -795,6 +796,7 @@ export function openStream(target, p, { headers = {}, timeoutMs = 60000 } = {}) 
   });
   req.end();
   const timer = setTimeout(() => req.destroy(), timeoutMs);
+  timer.unref?.();
   s.req = req;
   s.isEnded = () => s._ended;
   s.names = () => s.events.map((e) => e.event);
@@ -887,16 +889,17 @@ export function rssKb(pid) {
 /**
  * An engine whose default AI is the scripted ACP agent (id `fake`, name "Fake"), logging to `eng.fakeLog`
  * (inside its LEURIA_HOME, which is removed on stop).
- *   startFakeEngine({ mode: 'slow', env: {FAKE_ACP_CHUNKS: 5}, config: {model: 'big'}, agents: {...},
+ *   startFakeEngine({ id: 'fake', name: 'Fake', mode: 'slow', env: {FAKE_ACP_CHUNKS: 5}, config: {model: 'big'}, agents: {...},
+ *                     agentArgs: [...], command: FAKE_ACP,
  *                     timings: {retentionMs: 500}, engineEnv: {...}, app: true, files: {...} })
  * eng.readLog() returns the agent's log entries.
  */
-export async function startFakeEngine({ mode, env, config = {}, agents, timings, engineEnv, app, devPairing, args, files = {} } = {}) {
+export async function startFakeEngine({ id, name, mode, env, config = {}, agents, agentArgs, command, timings, engineEnv, app, devPairing, args, files = {} } = {}) {
   const home = await makeHome();
   const log = path.join(home, 'fake-acp.log');
   const eng = await startEngine({
     home, app, devPairing, args, timings, env: engineEnv,
-    files: { 'config.json': fakeAgentConfig({ mode, log, env, extra: config, agents }), ...files },
+    files: { 'config.json': fakeAgentConfig({ id, name, mode, log, env, extra: config, agents, args: agentArgs, command }), ...files },
   });
   const stop = eng.stop;
   eng.stop = async () => {

@@ -63,8 +63,11 @@ const extraDirs = [];
 
 describe('sessions', { timeout: 120000 }, () => {
   after(async () => {
-    await stopAll();
-    await Promise.all(extraDirs.map((d) => fsp.rm(d, { recursive: true, force: true })));
+    try {
+      await stopAll();
+    } finally {
+      await Promise.all(extraDirs.map((d) => fsp.rm(d, { recursive: true, force: true })));
+    }
   });
 
   it('prepare answers 201 {sessionId, status, registrationToken, webmcpUrl}, for a page and a local process', async () => {
@@ -413,6 +416,22 @@ describe('sessions', { timeout: 120000 }, () => {
     assert.equal((await b.api.get(s2.id)).json.status, 'idle');
     assert.ok(!s2.stream.isEnded());
     s2.stream.close();
+  });
+
+  it('pairing the site again (a new token) ends its sessions', async () => {
+    const eng = await startFakeEngine();
+    const a = await page(eng, 'repair');
+    const { stream } = await started(a.api, {});
+    await stream.waitFor('ready');
+    const { token } = await pairCli(eng, a.origin);
+    await stream.waitFor('cancelled', 3000);
+    await stream.waitForEnd(2000);
+    // the new token works for new sessions
+    const fresh = sessionApi(eng, { origin: a.origin, token });
+    const again = await started(fresh, { prompt: 'hello again' });
+    const done = await again.stream.waitFor('turn_completed', 8000);
+    assert.equal(done.data.text, 'echo: hello again');
+    again.stream.close();
   });
 
   it('revoking the site through the admin API (app mode) ends its sessions at once', async () => {

@@ -11,7 +11,8 @@
 // Knobs: FAKE_ACP_LOG (JSON-lines log file), FAKE_ACP_DELAY_MS (200),
 //   FAKE_ACP_CHUNKS (20; 500 for many-chunks), FAKE_ACP_OPTION_STYLE
 //   (claude|old|gemini), FAKE_ACP_TOOL_NAME (mcp__webmcp__lookup),
-//   FAKE_ACP_CONFIG_OPTIONS=1 (with `models`: also a model config option).
+//   FAKE_ACP_CONFIG_OPTIONS=1 (with `models`: also a model config option),
+//   FAKE_ACP_CHUNK_PAD (0: extra characters in each `slow`/`many-chunks` chunk).
 //
 // The SDK 2.x removed the legacy AgentSideConnection class; `agent()` +
 // `connect(ndJsonStream(...))` is its replacement. `/unstable` is the
@@ -30,6 +31,8 @@ const DELAY_MS = Number(process.env.FAKE_ACP_DELAY_MS || 200);
 const CHUNKS = Number(process.env.FAKE_ACP_CHUNKS || (has("many-chunks") ? 500 : 20));
 const OPTION_STYLE = process.env.FAKE_ACP_OPTION_STYLE || "claude";
 const TOOL_NAME = process.env.FAKE_ACP_TOOL_NAME || "mcp__webmcp__lookup";
+// FAKE_ACP_CHUNK_PAD=n: `slow`/`many-chunks` chunks become `chunk <i><n dots>\n` (big streams, few events).
+const PAD = ".".repeat(Number(process.env.FAKE_ACP_CHUNK_PAD || 0));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Appends one JSON line to FAKE_ACP_LOG (synchronously, so crashes keep it). */
@@ -262,7 +265,7 @@ const app = agent({ name: "leuria-fake-acp-agent" })
         // stops early on session/cancel.
         for (let i = 0; i < CHUNKS; i++) {
           if (abort.signal.aborted) return { stopReason: "cancelled" };
-          await say("agent_message_chunk", `chunk ${i}\n`);
+          await say("agent_message_chunk", `chunk ${i}${PAD}\n`);
           if (has("slow")) await sleep(DELAY_MS);
         }
         return { stopReason: abort.signal.aborted ? "cancelled" : "end_turn" };

@@ -132,7 +132,8 @@ TEST(Session, APromptIsATurnWithChunksAndASummary) {
   auto sub = s->subscribe();
   s->approve();
   f.run();
-  EXPECT_EQ(f.drain(*sub), (std::vector<K>{K::webmcp_ready, K::turn_start, K::chunk, K::chunk, K::turn_completed}));
+  // Read after the turn: its two chunks arrive coalesced into one.
+  EXPECT_EQ(f.drain(*sub), (std::vector<K>{K::webmcp_ready, K::turn_start, K::chunk, K::turn_completed}));
   EXPECT_EQ(s->status(), core::SessionStatus::idle);
   ASSERT_TRUE(s->prompt("again", {}));
   EXPECT_EQ(s->prompt("twice", {}).error().message, "A turn is already running");
@@ -263,10 +264,23 @@ TEST(SessionBook, MaxTurnsIsClamped) {
 TEST(Subscriber, ASlowReaderIsDisconnectedNotBuffered) {
   asio::io_context ioc;
   core::Subscriber sub(ioc.get_executor());
-  core::Event e{core::EventKind::chunk};
+  core::Event e{core::EventKind::log};
   e.text = std::string(1000, 'x');
   for (std::size_t i = 0; i < core::kMaxQueuedEvents + 10; ++i) sub.push(e);
   EXPECT_TRUE(sub.ended());
+  EXPECT_TRUE(sub.overflowed());
+}
+
+TEST(Subscriber, ABurstOfChunksCoalescesUntilTheByteBound) {
+  asio::io_context ioc;
+  core::Subscriber sub(ioc.get_executor());
+  core::Event chunk{core::EventKind::chunk};
+  chunk.text = "ab";
+  for (std::size_t i = 0; i < core::kMaxQueuedEvents * 4; ++i) sub.push(chunk);
+  EXPECT_FALSE(sub.ended());  // one queued event holding all the text
+  core::Event big{core::EventKind::chunk};
+  big.text = std::string(core::kMaxQueuedBytes, 'x');
+  sub.push(big);
   EXPECT_TRUE(sub.overflowed());
 }
 

@@ -1,0 +1,436 @@
+// The ACP backend (issue 3, "The ACP backend"): how the engine runs an agent process and speaks ACP to
+// it, checked from the scripted agent's side (FAKE_ACP_LOG) and from the page's stream.
+
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  startFakeEngine, stopAll, sessionApi, pairCli, runCli, web, poll, sleep, freshOrigin, waitPidGone, pidExists,
+  procStat, ADMIN_TOKEN,
+} from './helpers.mjs';
+
+const TMP = os.tmpdir();
+
+/** Prepare, open the stream, approve. Returns {api, id, stream}. */
+async function run(eng, body = {}, who = {}) {
+  const api = sessionApi(eng, who);
+  const r = await api.prepare(body);
+  assert.equal(r.status, 201, `prepare: ${r.status} ${r.body}`);
+  const id = r.json.sessionId;
+  const stream = api.stream(id);
+  await stream.response;
+  const a = await api.approve(id);
+  assert.equal(a.status, 200, `approve: ${a.status} ${a.body}`);
+  return { api, id, stream };
+}
+
+const entries = (eng, kind) => eng.readLog().filter((e) => e.kind === kind);
+const chunks = (s) => s.events.filter((e) => e.event === 'chunk').map((e) => e.data).join('');
+const promptTexts = (entry) => entry.params.prompt.filter((b) => b.type === 'text').map((b) => b.text);
+
+async function agentStart(eng, timeoutMs = 5000) {
+  const rec = await poll(() => eng.readLog().find((e) => e.kind === 'start'), { timeoutMs, intervalMs: 50 });
+  assert.ok(rec, `the agent never started; log: ${JSON.stringify(eng.readLog())}; engine stderr:\n${eng.stderrLines.join('\n')}`);
+  return rec;
+}
+
+/** The process is gone (kill(pid, 0) → ESRCH) within timeoutMs: reaped, not a zombie. */
+async function assertGone(pid, timeoutMs, what = 'the agent') {
+  const gone = await waitPidGone(pid, timeoutMs);
+  assert.ok(gone, `${what} (pid ${pid}) still exists after ${timeoutMs} ms: ${JSON.stringify(procStat(pid))}`);
+}
+
+/** Link targets of a process's descriptors: {fd: target}. */
+function fds(pid) {
+  const out = {};
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      out[fd] = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {}
+  }
+  return out;
+}
+
+describe('ACP backend', { timeout: 120000 }, () => {
+  after(stopAll);
+
+  it('the agent runs in a new empty <tmp>/leuria-<sessionId>, in its own process group, with a fixed argv, no engine secrets and no inherited descriptors', async () => {
+    const agentArgs = ['--flag', 'two words', '$HOME;echo hi', '*', ''];
+    const eng = await startFakeEngine({
+      agentArgs,
+      engineEnv: { CLAUDECODE: '1', LEURIA_ADMIN_TOKEN: ADMIN_TOKEN, LEURIA_OTHER_SECRET: 'x', SAFE_VARIABLE: 'kept' },
+    });
+    const { api, id, stream } = await run(eng, {});
+    await stream.waitFor('ready');
+    const rec = await agentStart(eng);
+    const folder = path.join(TMP, `leuria-${id}`);
+    assert.equal(rec.cwd, folder);
+    assert.ok(fs.statSync(folder).isDirectory());
+    assert.deepEqual(fs.readdirSync(folder), [], 'a new empty folder');
+    assert.equal(rec.pgid, rec.pid, `own process group: pgid ${rec.pgid}, pid ${rec.pid}`);
+    assert.equal(rec.ppid, eng.proc.pid, 'the engine spawned it directly (no shell in between)');
+    assert.deepEqual(rec.argv, agentArgs, 'arguments passed as they are, never through a shell');
+    const leaked = rec.env.filter((k) => k.startsWith('LEURIA_') || k === 'CLAUDECODE');
+    assert.deepEqual(leaked, [], `engine secrets in the agent's environment: ${leaked}`);
+    assert.ok(rec.env.includes('SAFE_VARIABLE'), 'the rest of the environment is passed on');
+    assert.ok(rec.env.includes('FAKE_ACP_LOG'), 'the agent\'s own env from config.json');
+    assert.ok(rec.env.includes('PATH'));
+
+    // no descriptor of the engine leaks into the agent beyond its stdio
+    const mine = fds(eng.proc.pid);
+    const engineTargets = new Set(Object.values(mine).filter((t) => /^(socket|pipe):|^\//.test(t)));
+    const theirs = fds(rec.pid);
+    const inherited = Object.entries(theirs).filter(([fd, t]) => Number(fd) > 2 && engineTargets.has(t) && !t.startsWith('/dev/'));
+    assert.deepEqual(inherited, [], `the agent holds the engine's descriptors: ${JSON.stringify(inherited)}`);
+    const homeFiles = Object.entries(theirs).filter(([, t]) => t.startsWith(eng.home) && !t.endsWith('fake-acp.log'));
+    assert.deepEqual(homeFiles, [], 'no engine file is open in the agent');
+
+    assert.equal((await api.close(id)).status, 200);
+    await stream.waitForEnd();
+    await assertGone(rec.pid, 5000);
+    assert.ok(await poll(() => !fs.existsSync(folder), { timeoutMs: 3000 }), `${folder} is removed after the session`);
+  });
+
+  it('removes the folder (and what the agent wrote in it) after the session ends', async () => {
+    const eng = await startFakeEngine({ mode: 'write-files' });
+    const { api, id, stream } = await run(eng, { prompt: 'hello' });
+    await stream.waitFor('turn_completed');
+    const rec = await agentStart(eng);
+    const folder = path.join(TMP, `leuria-${id}`);
+    assert.equal(rec.wroteFile, path.join(folder, 'fake-agent-was-here.txt'));
+    assert.ok(fs.existsSync(path.join(folder, 'fake-agent-was-here.txt')));
+    assert.ok(fs.existsSync(path.join(folder, 'fake-session-file.txt')), 'session/new cwd is the same folder');
+    await api.cancel(id);
+    await stream.waitForEnd();
+    await assertGone(rec.pid, 5000);
+    assert.ok(await poll(() => !fs.existsSync(folder), { timeoutMs: 3000 }), `${folder} still exists: ${fs.existsSync(folder) && fs.readdirSync(folder)}`);
+  });
+
+  it('initialize without file-system or terminal capabilities; session/new with the folder and no MCP servers yet', async () => {
+    const eng = await startFakeEngine();
+    const { id, stream } = await run(eng, { prompt: 'hi' });
+    await stream.waitFor('turn_completed');
+    const [init] = entries(eng, 'initialize');
+    assert.ok(init, JSON.stringify(eng.readLog()));
+    assert.equal(init.params.protocolVersion, 1);
+    const caps = init.params.clientCapabilities || {};
+    assert.ok(!caps.terminal, `terminal capability: ${JSON.stringify(caps)}`);
+    assert.ok(!caps.fs || (!caps.fs.readTextFile && !caps.fs.writeTextFile), `fs capability: ${JSON.stringify(caps)}`);
+    const [nw] = entries(eng, 'session/new');
+    assert.equal(nw.params.cwd, path.join(TMP, `leuria-${id}`));
+    assert.deepEqual(nw.params.mcpServers, []);
+    assert.ok(!nw.params._meta?.claudeCode, 'no Claude options for another agent');
+    // the order of the conversation
+    const kinds = eng.readLog().map((e) => e.kind).filter((k) => k !== 'start' && k !== 'other');
+    assert.deepEqual(kinds, ['initialize', 'session/new', 'prompt']);
+    const [pr] = entries(eng, 'prompt');
+    assert.deepEqual(pr.params.prompt, [{ type: 'text', text: 'hi' }]);
+  });
+
+  it('Claude Code (id claude-acp) gets _meta.claudeCode.options with its built-in tools off, and the systemPrompt as _meta.systemPrompt', async () => {
+    const eng = await startFakeEngine({ id: 'claude-acp', name: 'Claude Code' });
+    const { stream } = await run(eng, { prompt: 'hi', systemPrompt: 'You sell mugs.' });
+    await stream.waitFor('turn_completed');
+    const [nw] = entries(eng, 'session/new');
+    const o = nw.params._meta?.claudeCode?.options;
+    assert.ok(o, JSON.stringify(nw.params));
+    assert.deepEqual(o.tools, []);
+    assert.deepEqual(o.allowedTools, ['mcp__webmcp']);
+    for (const t of ['Bash', 'Edit', 'Write', 'Read', 'Glob', 'Grep', 'WebFetch', 'WebSearch', 'Task', 'NotebookEdit', 'TodoWrite']) {
+      assert.ok(o.disallowedTools.includes(t), `${t} must be disallowed: ${o.disallowedTools}`);
+    }
+    assert.deepEqual(o.settingSources, []);
+    assert.equal(o.strictMcpConfig, true);
+    assert.equal(nw.params._meta.systemPrompt, 'You sell mugs.');
+    const [pr] = entries(eng, 'prompt');
+    assert.ok(!JSON.stringify(pr.params.prompt).includes('You sell mugs.'), 'Claude gets the system prompt once, in _meta');
+  });
+
+  it('a non-Claude agent gets the systemPrompt ahead of the first prompt only', async () => {
+    const eng = await startFakeEngine();
+    const { api, id, stream } = await run(eng, { prompt: 'What do you sell?', systemPrompt: 'You sell mugs. Be brief.' });
+    await stream.waitFor('turn_completed');
+    assert.equal((await api.prompt(id, { prompt: 'And cups?' })).status, 200);
+    await stream.waitFor((e) => e.event === 'turn_completed' && e.data.text.includes('And cups?'));
+    const [first, second] = entries(eng, 'prompt');
+    const t1 = promptTexts(first).join('\n');
+    const i = t1.indexOf('You sell mugs. Be brief.');
+    assert.ok(i >= 0, `system prompt missing from the first prompt: ${t1}`);
+    assert.ok(i < t1.indexOf('What do you sell?'), `system prompt must come first: ${t1}`);
+    assert.ok(!promptTexts(second).join('\n').includes('You sell mugs.'), 'only ahead of the first prompt');
+    assert.ok(!entries(eng, 'session/new')[0].params._meta?.systemPrompt);
+  });
+
+  it('modes: switches to "default" (tool calls ask permission) before the first prompt', async () => {
+    const eng = await startFakeEngine({ mode: 'modes' });
+    const { stream } = await run(eng, { prompt: 'hi' });
+    await stream.waitFor('turn_completed');
+    const log = eng.readLog();
+    const sm = log.filter((e) => e.kind === 'set_mode');
+    assert.equal(sm.length, 1, JSON.stringify(log.map((e) => e.kind)));
+    assert.equal(sm[0].params.modeId, 'default');
+    assert.ok(log.indexOf(sm[0]) < log.findIndex((e) => e.kind === 'prompt'));
+    // no mode switch for an agent without modes (checked in the initialize test: only initialize, session/new, prompt)
+  });
+
+  it('models: session/set_model with the configured model; set_config_option when the agent offers a model option; nothing without a model', async () => {
+    // config "model" + legacy models list → session/set_model
+    const a = await startFakeEngine({ mode: 'models', config: { model: 'big' } });
+    const ra = await run(a, { prompt: 'hi' });
+    await ra.stream.waitFor('turn_completed');
+    const sa = entries(a, 'set_model');
+    assert.equal(sa.length, 1, JSON.stringify(a.readLog().map((e) => e.kind)));
+    assert.equal(sa[0].params.modelId, 'big');
+    assert.equal(entries(a, 'set_config_option').length, 0);
+    assert.ok(a.readLog().indexOf(sa[0]) < a.readLog().findIndex((e) => e.kind === 'prompt'));
+
+    // with config options → session/set_config_option, not set_model
+    const b = await startFakeEngine({ mode: 'models', env: { FAKE_ACP_CONFIG_OPTIONS: 1 }, config: { model: 'big' } });
+    const rb = await run(b, { prompt: 'hi' });
+    await rb.stream.waitFor('turn_completed');
+    const sb = entries(b, 'set_config_option');
+    assert.equal(sb.length, 1, JSON.stringify(b.readLog().map((e) => e.kind)));
+    assert.equal(sb[0].params.configId, 'model');
+    assert.equal(sb[0].params.value, 'big');
+    assert.equal(entries(b, 'set_model').length, 0);
+
+    // no model chosen → no model call
+    const c = await startFakeEngine({ mode: 'models,modes' });
+    const rc = await run(c, { prompt: 'hi' });
+    await rc.stream.waitFor('turn_completed');
+    assert.equal(entries(c, 'set_model').length + entries(c, 'set_config_option').length, 0);
+  });
+
+  it('leuria sites use <origin> fake --model big: that site\'s sessions choose the model', async () => {
+    const eng = await startFakeEngine({ mode: 'models' });
+    const origin = freshOrigin('model');
+    const { token } = await pairCli(eng, origin);
+    const r = await runCli(['sites', 'use', origin, 'fake', '--model', 'big'], { home: eng.home });
+    assert.equal(r.code, 0, r.stderr);
+    await sleep(300); // the engine picks up grants.json through inotify
+    const h = await web(eng, origin, '/health', { token });
+    assert.match(h.json.agent, /^Fake/, h.body);
+    const { stream } = await run(eng, { prompt: 'hi' }, { origin, token });
+    await stream.waitFor('turn_completed');
+    const sm = entries(eng, 'set_model');
+    assert.equal(sm.length, 1, JSON.stringify(eng.readLog().map((e) => e.kind)));
+    assert.equal(sm[0].params.modelId, 'big');
+    // a local caller still gets the default, without a model
+    const l = await run(eng, { prompt: 'hi' });
+    await l.stream.waitFor('turn_completed');
+    assert.equal(entries(eng, 'set_model').length, 1);
+  });
+
+  for (const [style, rejectId] of [['claude', 'reject'], ['old', 'reject'], ['gemini', 'cancel']]) {
+    it(`permission requests (${style} option ids) are refused, chosen by kind, and reported as permission events`, async () => {
+      const eng = await startFakeEngine({ mode: 'permission', env: { FAKE_ACP_OPTION_STYLE: style } });
+      const { stream } = await run(eng, { prompt: 'use tools' });
+      const tc = await stream.waitFor('turn_completed', 8000);
+      const perms = stream.events.filter((e) => e.event === 'permission').map((e) => e.data);
+      assert.deepEqual(perms, [
+        { toolName: 'mcp__webmcp__lookup', allow: false },
+        { toolName: 'Bash', allow: false },
+      ]);
+      assert.match(tc.data.text, new RegExp(`permissions: mcp__webmcp__lookup=${rejectId} Bash=${rejectId}$`));
+      const answers = entries(eng, 'permission');
+      assert.equal(answers.length, 2);
+      for (const a of answers) {
+        assert.ok(a.response, `the request was answered: ${JSON.stringify(a)}`);
+        assert.deepEqual(a.response.outcome, { outcome: 'selected', optionId: rejectId });
+      }
+      // the agent's tool calls are relayed as tool_call events
+      const calls = stream.events.filter((e) => e.event === 'tool_call').map((e) => e.data);
+      assert.ok(calls.length >= 2, JSON.stringify(calls));
+      for (const c of calls) assert.equal(typeof c.toolCallId, 'string');
+      assert.ok(calls.some((c) => c.status === 'failed'), JSON.stringify(calls));
+      if (style !== 'gemini') assert.ok(calls.some((c) => c.status === 'pending' && c.title === 'Bash'), JSON.stringify(calls));
+    });
+  }
+
+  it('stderr lines become log events; thoughts become thought events', async () => {
+    const eng = await startFakeEngine({ mode: 'stderr' });
+    const { stream } = await run(eng, { prompt: 'hi' });
+    await stream.waitFor('turn_completed');
+    const logs = stream.events.filter((e) => e.event === 'log').map((e) => e.data);
+    assert.ok(logs.includes('fake-agent: stderr line 1'), JSON.stringify(logs));
+    assert.ok(logs.includes('fake-agent: stderr line 2'), JSON.stringify(logs));
+    assert.deepEqual(stream.events.filter((e) => e.event === 'thought').map((e) => e.data), ['Thinking.']);
+    assert.equal(chunks(stream), 'echo: hi');
+  });
+
+  it('attachments: images as image blocks when the agent accepts them, text files wrapped in <file name="…">', async () => {
+    const eng = await startFakeEngine();
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex').toString('base64');
+    const { api, id, stream } = await run(eng, {
+      prompt: 'Look',
+      attachments: [
+        { type: 'image', mimeType: 'image/png', data: png, name: 'pic.png' },
+        { type: 'text', text: 'line 1\nline 2', name: 'notes.txt', mimeType: 'text/plain' },
+      ],
+    });
+    const tc = await stream.waitFor('turn_completed');
+    const [pr] = entries(eng, 'prompt');
+    const blocks = pr.params.prompt;
+    const img = blocks.find((b) => b.type === 'image');
+    assert.ok(img, JSON.stringify(blocks));
+    assert.equal(img.mimeType, 'image/png');
+    assert.equal(img.data, png);
+    const texts = promptTexts(pr).join('\n');
+    assert.ok(texts.includes('Look'));
+    assert.ok(texts.includes('<file name="notes.txt">line 1\nline 2</file>'), texts);
+    assert.ok(tc.data.text.includes('[image image/png]'), tc.data.text);
+    // follow-up prompts take attachments too
+    assert.equal((await api.prompt(id, { prompt: 'More', attachments: [{ type: 'text', text: 'x,y', name: 'data.csv' }] })).status, 200);
+    await stream.waitFor((e) => e.event === 'turn_completed' && e.data.text.includes('More'));
+    const second = entries(eng, 'prompt')[1];
+    assert.ok(promptTexts(second).join('\n').includes('<file name="data.csv">x,y</file>'), JSON.stringify(second.params.prompt));
+  });
+
+  it('attachments: an agent that cannot read images gets a short note instead', async () => {
+    const eng = await startFakeEngine({ mode: 'no-images' });
+    const { stream } = await run(eng, {
+      prompt: 'Look',
+      attachments: [{ type: 'image', mimeType: 'image/jpeg', data: '/9j/4AAQSkZJRg==', name: 'photo.jpg' }],
+    });
+    const tc = await stream.waitFor('turn_completed');
+    const [pr] = entries(eng, 'prompt');
+    assert.ok(!pr.params.prompt.some((b) => b.type === 'image'), JSON.stringify(pr.params.prompt));
+    const notes = promptTexts(pr).filter((t) => t !== 'Look');
+    assert.ok(notes.length >= 1, JSON.stringify(pr.params.prompt));
+    const note = notes.join('\n');
+    assert.match(note, /image/i);
+    assert.ok(note.length < 300, `a short note: ${note}`);
+    assert.ok(!note.includes('/9j/4AAQ'), 'the image data is not pasted as text');
+    assert.ok(!tc.data.text.includes('[image'), tc.data.text);
+  });
+
+  it('an agent that crashes mid-turn fails the session with "Agent exited with code 3"', async () => {
+    const eng = await startFakeEngine({ mode: 'crash-on-prompt' });
+    const { api, id, stream } = await run(eng, { prompt: 'hi' });
+    const f = await stream.waitFor('failed', 8000);
+    assert.equal(f.data, 'Agent exited with code 3');
+    await stream.waitForEnd();
+    const g = await api.get(id);
+    assert.equal(g.json.status, 'failed');
+    assert.equal(g.json.error, 'Agent exited with code 3');
+    await assertGone((await agentStart(eng)).pid, 3000);
+  });
+
+  it('an agent that exits 0 mid-turn completes the session', async () => {
+    const eng = await startFakeEngine({ mode: 'exit0-on-prompt' });
+    const { api, id, stream } = await run(eng, { prompt: 'hi' });
+    await stream.waitFor('completed', 8000);
+    await stream.waitForEnd();
+    assert.ok(!stream.names().includes('failed'));
+    const g = await api.get(id);
+    assert.equal(g.json.status, 'completed');
+    assert.ok(!('error' in g.json), g.body);
+    await assertGone((await agentStart(eng)).pid, 3000);
+  });
+
+  it('an agent that exits at start fails the session with a plain message', async () => {
+    const eng = await startFakeEngine({ mode: 'exit-on-start' });
+    const { api, id, stream } = await run(eng, { prompt: 'hi' });
+    const f = await stream.waitFor('failed', 8000);
+    assert.equal(typeof f.data, 'string');
+    assert.ok(f.data.length > 0 && f.data.length < 300 && !f.data.includes('\n'), f.data);
+    const g = await api.get(id);
+    assert.equal(g.json.status, 'failed');
+    assert.equal(g.json.error, f.data);
+    await assertGone((await agentStart(eng)).pid, 3000);
+    assert.ok(await poll(() => !fs.existsSync(path.join(TMP, `leuria-${id}`)), { timeoutMs: 3000 }), 'folder removed');
+  });
+
+  it('an agent that never answers initialize fails after startTimeoutMs ("The AI did not start within 1 s") and is killed', async () => {
+    const eng = await startFakeEngine({ mode: 'hang-on-initialize', timings: { startTimeoutMs: 1000, killGraceMs: 500 } });
+    const t0 = Date.now();
+    const { api, id, stream } = await run(eng, { prompt: 'hi' });
+    const f = await stream.waitFor('failed', 6000);
+    const ms = Date.now() - t0;
+    assert.equal(f.data, 'The AI did not start within 1 s');
+    assert.ok(ms >= 900 && ms < 4000, `failed after ${ms} ms`);
+    assert.equal((await api.get(id)).json.error, 'The AI did not start within 1 s');
+    await assertGone((await agentStart(eng)).pid, 3000);
+    assert.ok(await poll(() => !fs.existsSync(path.join(TMP, `leuria-${id}`)), { timeoutMs: 3000 }), 'folder removed');
+  });
+
+  it('an agent that writes garbage to stdout still works', async () => {
+    const eng = await startFakeEngine({ mode: 'garbage' });
+    const { api, id, stream } = await run(eng, { prompt: 'still fine?' });
+    const tc = await stream.waitFor('turn_completed', 8000);
+    assert.equal(tc.data.text, 'echo: still fine?');
+    assert.equal((await api.get(id)).json.status, 'idle');
+    assert.ok(!stream.names().includes('failed'));
+  });
+
+  it('an agent that ignores SIGTERM is killed (SIGKILL) after killGraceMs', async () => {
+    const eng = await startFakeEngine({ mode: 'ignore-sigterm', timings: { killGraceMs: 500 } });
+    const { api, id, stream } = await run(eng, {});
+    await stream.waitFor('ready');
+    const rec = await agentStart(eng);
+    const t0 = Date.now();
+    assert.equal((await api.cancel(id)).json.status, 'cancelled');
+    await stream.waitFor('cancelled');
+    await assertGone(rec.pid, 2500);
+    const ms = Date.now() - t0;
+    assert.ok(entries(eng, 'sigterm-ignored').length >= 1, 'it got SIGTERM first');
+    assert.ok(ms >= 400, `killed after ${ms} ms: SIGKILL must wait for the grace period`);
+    assert.ok(await poll(() => !fs.existsSync(path.join(TMP, `leuria-${id}`)), { timeoutMs: 3000 }), 'folder removed');
+  });
+
+  it('an agent that stays after stdin closes is ended by SIGTERM', async () => {
+    const eng = await startFakeEngine({ mode: 'stay-after-stdin-close', timings: { killGraceMs: 10000 } });
+    const { api, id, stream } = await run(eng, {});
+    await stream.waitFor('ready');
+    const rec = await agentStart(eng);
+    await api.close(id);
+    await assertGone(rec.pid, 3000);
+  });
+
+  it('the agent\'s own children (its process group) are gone after the session ends', async () => {
+    const eng = await startFakeEngine({ mode: 'spawn-grandchild', timings: { killGraceMs: 500 } });
+    const { api, id, stream } = await run(eng, {});
+    await stream.waitFor('ready');
+    const rec = await agentStart(eng);
+    const gc = rec.grandchildPid;
+    assert.ok(Number.isInteger(gc), JSON.stringify(rec));
+    assert.equal(procStat(gc)?.pgid, rec.pid, 'the grandchild is in the agent\'s group');
+    await api.close(id);
+    await stream.waitForEnd();
+    await assertGone(rec.pid, 3000);
+    // The grandchild must not keep running. Once its parent is gone it is re-parented to PID 1, which in
+    // some containers does not reap: a zombie there has stopped and is not the engine's to reap.
+    const stopped = await poll(() => {
+      const st = procStat(gc);
+      return !st || (st.state === 'Z' && st.ppid !== eng.proc.pid);
+    }, { timeoutMs: 3000, intervalMs: 50 });
+    assert.ok(stopped, `grandchild ${gc} still runs: ${JSON.stringify(procStat(gc))}`);
+  });
+
+  it('a live agent is ended when the engine stops', async () => {
+    const eng = await startFakeEngine({ timings: { killGraceMs: 500 } });
+    const { stream } = await run(eng, {});
+    await stream.waitFor('ready');
+    const rec = await agentStart(eng);
+    await eng.stop();
+    await assertGone(rec.pid, 3000);
+    assert.ok(!pidExists(rec.pid));
+  });
+
+  it('a command that does not exist fails the session with a plain message', async () => {
+    const eng = await startFakeEngine({ name: 'Ghost', command: path.join(TMP, 'leuria-no-such-agent', 'ghost-agent') });
+    const { api, id, stream } = await run(eng, { prompt: 'hi' });
+    const f = await stream.waitFor('failed', 8000);
+    assert.equal(typeof f.data, 'string');
+    assert.ok(f.data.length > 0 && f.data.length < 300 && !f.data.includes('\n'), JSON.stringify(f.data));
+    assert.ok(!/^\s*[{[]/.test(f.data), `plain words, not JSON: ${f.data}`);
+    const g = await api.get(id);
+    assert.equal(g.json.status, 'failed');
+    assert.equal(g.json.error, f.data);
+    assert.ok(await poll(() => !fs.existsSync(path.join(TMP, `leuria-${id}`)), { timeoutMs: 3000 }), 'folder removed');
+    // the engine is fine
+    assert.equal((await sessionApi(eng).prepare({})).status, 201);
+  });
+});
