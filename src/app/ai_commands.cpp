@@ -132,6 +132,12 @@ int providers_add(const ProvidersAdd& p) {
     }
     std::string url = p.url;
     while (url.size() > 1 && url.back() == '/') url.pop_back();
+    const bool loopback = url.starts_with("http://127.") || url.starts_with("http://localhost:") ||
+                          url.starts_with("http://localhost/") || url.starts_with("http://[::1]");
+    if (p.key && url.starts_with("http://") && !loopback) {
+      std::cerr << "leuria: a key would cross the network unencrypted; use an https:// URL for " << p.id << ".\n";
+      return 1;
+    }
     store::save_provider(home(), core::ProviderDef{p.id, "openai", p.id, url, p.key, false});
     std::cout << "Added llm:" << p.id << " (" << url << ").\n";
     return 0;

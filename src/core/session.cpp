@@ -84,6 +84,7 @@ boost::system::result<void, SessionError> Session::approve() {
 
 asio::awaitable<void> Session::run_start() {
   auto self = shared_from_this();
+  if (status_ != SessionStatus::starting) co_return;  // ended before it began
   auto made = factory_.make(p_.ai, *this, tools_);
   if (!made) {
     end(SessionStatus::failed, made.error());
@@ -102,9 +103,14 @@ asio::awaitable<void> Session::run_start() {
     end(SessionStatus::failed, started.error());
     co_return;
   }
-  if (p_.request.prompt) {
-    co_await run_turn(*p_.request.prompt, std::move(p_.request.attachments));
+  auto prompt = std::move(p_.request.prompt);
+  auto attachments = std::move(p_.request.attachments);
+  p_.request = {};  // consumed: an ended session keeps no attachments around
+  if (prompt && !cancel_requested_) {
+    co_await run_turn(std::move(*prompt), std::move(attachments));
   } else {
+    // No prompt, or cancel-turn came while the AI started: a warm start.
+    cancel_requested_ = false;
     status_ = SessionStatus::idle;
     publish(Event{EventKind::ready});
   }
@@ -129,13 +135,20 @@ boost::system::result<void, SessionError> Session::prompt(std::string text, std:
 
 asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment> attachments) {
   auto self = shared_from_this();
+  if (status_ != SessionStatus::running && status_ != SessionStatus::starting) co_return;
   status_ = SessionStatus::running;
   replay_.clear();
   replay_bytes_ = 0;
   turn_text_.clear();
   publish(Event{EventKind::turn_start});
   const auto t0 = std::chrono::steady_clock::now();
-  auto outcome = co_await backend_->prompt(build_prompt(text, attachments, backend_->accepts_images()));
+  TurnOutcome outcome{TurnOutcome::End::cancelled, {}};
+  if (!cancel_requested_) {  // a cancel-turn before the turn reached the AI: nothing to send
+    in_backend_ = true;
+    outcome = co_await backend_->prompt(build_prompt(text, attachments, backend_->accepts_images()));
+    in_backend_ = false;
+  }
+  cancel_requested_ = false;
   if (status_ != SessionStatus::running) co_return;  // ended while the turn ran
   if (outcome.end == TurnOutcome::End::failed) {
     end(SessionStatus::failed, outcome.error);
@@ -152,7 +165,12 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
 }
 
 void Session::cancel_turn() {
-  if (status_ == SessionStatus::running && backend_) backend_->cancel_turn();
+  if (status_ == SessionStatus::running && in_backend_) {
+    backend_->cancel_turn();
+  } else if (status_ == SessionStatus::running || status_ == SessionStatus::starting) {
+    // The turn hasn't reached the AI yet (or the AI is still starting): don't send it.
+    cancel_requested_ = true;
+  }
 }
 
 void Session::end(SessionStatus final_status, std::string error) {
@@ -161,6 +179,8 @@ void Session::end(SessionStatus final_status, std::string error) {
   if (final_status == SessionStatus::failed) error_ = error.empty() ? "The session failed" : error;
   start_timer_.cancel();
   replay_.clear();
+  turn_text_.clear();
+  p_.request = {};
   publish(final_event());
   for (auto& w : subscribers_)
     if (auto s = w.lock()) s->end();
@@ -171,7 +191,14 @@ void Session::end(SessionStatus final_status, std::string error) {
 
 void Session::on_chunk(std::string text) {
   if (status_ != SessionStatus::running) return;
-  turn_text_ += text;
+  // turn_completed carries the whole text: bounded like the replay, and said when cut.
+  if (turn_text_.size() < limits_.turn_text_bytes) {
+    turn_text_ += text;
+    if (turn_text_.size() >= limits_.turn_text_bytes) {
+      turn_text_.resize(limits_.turn_text_bytes);
+      turn_text_ += "\n[…the rest of this answer was too long to repeat here]";
+    }
+  }
   publish_text(EventKind::chunk, std::move(text));
 }
 

@@ -36,6 +36,7 @@ struct SessionLimits {
   std::chrono::milliseconds retention{300'000};  // an ended session stays readable this long
   int default_max_turns = 10;
   std::size_t replay_bytes = 8 * 1024 * 1024;  // the current turn's chunks kept for new streams
+  std::size_t turn_text_bytes = 4 * 1024 * 1024;  // the text repeated in turn_completed
 };
 
 // Why an action was refused; adapters map `kind` to their protocol (400 / 404).
@@ -114,6 +115,8 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   std::vector<Event> replay_;  // chunks of the current turn
   std::size_t replay_bytes_ = 0;
   std::string turn_text_;
+  bool in_backend_ = false;        // the current turn has reached the AI
+  bool cancel_requested_ = false;  // cancel-turn before it did
   boost::asio::steady_timer start_timer_;
 };
 

@@ -7,10 +7,19 @@ namespace leuria::core {
 
 namespace asio = boost::asio;
 
+namespace {
+constexpr std::size_t kEventOverhead = 256;  // what an event costs beyond its text
+std::size_t cost(const Event& e) { return e.text.size() + e.turn.text.size() + kEventOverhead; }
+}  // namespace
+
 void Subscriber::push(const Event& e) {
   if (ended_) return;
-  const std::size_t size = e.text.size() + e.turn.text.size() + 256;
-  if (queue_.size() >= kMaxQueuedEvents || bytes_ + size > kMaxQueuedBytes) {
+  // A reader that is behind gets consecutive text of the same kind as one event: a burst of chunks
+  // costs bytes, not queue entries.
+  const bool merge = !queue_.empty() && (e.kind == EventKind::chunk || e.kind == EventKind::thought) &&
+                     queue_.back().kind == e.kind;
+  const std::size_t add = merge ? e.text.size() : cost(e);
+  if ((!merge && queue_.size() >= kMaxQueuedEvents) || bytes_ + add > kMaxQueuedBytes) {
     // Fallen behind: drop what is queued and end; the reader reconnects and gets the replay.
     queue_.clear();
     bytes_ = 0;
@@ -19,16 +28,11 @@ void Subscriber::push(const Event& e) {
     wake_.cancel();
     return;
   }
-  bytes_ += size;
-  // A reader that is behind gets consecutive text of the same kind as one event: a burst of chunks
-  // costs bytes, not queue entries.
-  if (!queue_.empty() && (e.kind == EventKind::chunk || e.kind == EventKind::thought) &&
-      queue_.back().kind == e.kind) {
+  bytes_ += add;
+  if (merge)
     queue_.back().text += e.text;
-    wake_.cancel();
-    return;
-  }
-  queue_.push_back(e);
+  else
+    queue_.push_back(e);
   if (e.is_final()) ended_ = true;
   wake_.cancel();
 }
@@ -46,7 +50,7 @@ asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idl
   if (!queue_.empty()) {
     Next n{Next::What::event, std::move(queue_.front())};
     queue_.pop_front();
-    bytes_ -= std::min(bytes_, n.event.text.size() + n.event.turn.text.size() + 256);
+    bytes_ = queue_.empty() ? 0 : bytes_ - std::min(bytes_, cost(n.event));
     co_return n;
   }
   co_return Next{ended_ ? Next::What::end : Next::What::idle, {}};

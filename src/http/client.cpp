@@ -50,7 +50,8 @@ asio::awaitable<ClientResult> exchange(Stream& stream, beast::tcp_stream& tcp, b
     parser.get().body().data = chunk;
     parser.get().body().size = sizeof chunk;
     tcp.expires_after(spec.read_timeout);
-    auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    // read_some, not read: hand over each piece as it arrives (streamed tokens), not 16 KB at a time.
+    auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     if (ec == bhttp::error::need_buffer) ec = {};
     const std::size_t got = sizeof chunk - parser.get().body().size;
     if (got > 0) {
@@ -86,7 +87,13 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   if (url->has_query()) target += "?" + std::string(url->encoded_query());
 
   tcp::resolver resolver(ex);
+  if (abort) abort->on_abort([&resolver] { resolver.cancel(); });
   auto [rec, endpoints] = co_await resolver.async_resolve(host, port, asio::as_tuple(asio::use_awaitable));
+  if (abort && abort->aborted()) {
+    abort->on_abort({});
+    out.error = "Stopped";
+    co_return out;
+  }
   if (rec) {
     out.error = "Cannot find " + host + ": " + rec.message();
     co_return out;

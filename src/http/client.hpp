@@ -35,7 +35,11 @@ class Abort {
  public:
   void abort();
   bool aborted() const { return aborted_; }
-  void on_abort(std::function<void()> f) { closer_ = std::move(f); }
+  // Registers how to stop the request; if it was already aborted, stops it at once.
+  void on_abort(std::function<void()> f) {
+    closer_ = std::move(f);
+    if (aborted_ && closer_) closer_();
+  }
 
  private:
   bool aborted_ = false;

@@ -71,7 +71,8 @@ describe('model backend (OpenAI-compatible)', { timeout: 120000 }, () => {
   });
 
   it('a text turn: streamed chunks, turn_completed text, a request with the model from /models and stream:true', async () => {
-    const srv = await server({ models: ['first-model', 'second-model'], respond: () => ({ text: 'Hello there, visitor! How can I help?' }) });
+    // Paced deltas, so the engine relays them as they come rather than all at once.
+    const srv = await server({ models: ['first-model', 'second-model'], respond: () => ({ text: 'Hello there, visitor! How can I help?', chunkDelayMs: 20 }) });
     const eng = await llmEngine(srv.url);
     const { api, id, stream } = await run(eng, { prompt: 'Say hello' });
     const tc = await stream.waitFor('turn_completed');

@@ -132,12 +132,14 @@ describe('session stream', { timeout: 120000 }, () => {
     await second.waitFor('turn_completed', 3000);
     await third.waitFor('turn_completed', 3000);
     const all = Array.from({ length: 15 }, (_, i) => `chunk ${i}\n`);
-    assert.deepEqual(chunksOf(first), all);
+    assert.equal(chunksOf(first).join(''), all.join(''));
     for (const [name, s] of [['second', second], ['third', third]]) {
       assert.deepEqual(s.formatErrors, []);
       assert.equal(s.events[0].event, 'webmcp_ready', `${name}: ${s.names()}`);
       assert.ok(!s.names().includes('ready'), `${name}: not idle, so no ready: ${s.names()}`);
-      assert.deepEqual(chunksOf(s), all, `${name} stream: replayed chunks then live ones, each once, in order`);
+      // The replay may arrive coalesced (the engine merges text a reader hasn't read yet); the text,
+      // in order and each part once, is what counts, and what clients skip by.
+      assert.equal(chunksOf(s).join(''), all.join(''), `${name} stream: replayed text then live text, each once, in order`);
       assert.deepEqual(s.events[0].data, first.events[0].data);
       const tc = s.events.find((e) => e.event === 'turn_completed');
       assert.equal(tc.data.text, all.join(''));

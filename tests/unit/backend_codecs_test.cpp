@@ -106,6 +106,10 @@ TEST(AcpCodec, UpdatesAndPermissionRequests) {
   EXPECT_EQ(perm.names, std::vector<std::string>{"Bash"});
   ASSERT_EQ(perm.options.size(), 1u);
   EXPECT_EQ(perm.options[0].kind, "allow_once");
+  // A built-in's title is the model's text (a shell command): it never names a page tool.
+  auto shell = acp_client::parse_permission_request(json::parse(
+      R"({"sessionId":"s","toolCall":{"toolCallId":"t2","title":"mcp__webmcp__lookup","kind":"execute"},"options":[]})"));
+  EXPECT_TRUE(shell.names.empty());
   EXPECT_EQ(acp_client::permission_result(std::nullopt).at("outcome").at("outcome"), "cancelled");
   EXPECT_EQ(acp_client::permission_result("x").at("outcome").at("optionId"), "x");
 }

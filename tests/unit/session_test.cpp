@@ -284,6 +284,58 @@ TEST(Subscriber, ABurstOfChunksCoalescesUntilTheByteBound) {
   EXPECT_TRUE(sub.overflowed());
 }
 
+TEST(Subscriber, AReaderThatKeepsUpIsNeverCutOff) {
+  asio::io_context ioc;
+  core::Subscriber sub(ioc.get_executor());
+  core::Event chunk{core::EventKind::chunk};
+  chunk.text = "abc";
+  for (int burst = 0; burst < 50'000; ++burst) {
+    for (int i = 0; i < 4; ++i) sub.push(chunk);
+    std::optional<core::Subscriber::Next> n;
+    asio::co_spawn(ioc, sub.next(1ms), [&](std::exception_ptr, core::Subscriber::Next x) { n = x; });
+    ioc.restart();
+    while (!n) ioc.run_one();
+    ASSERT_EQ(n->event.text, "abcabcabcabc");
+  }
+  EXPECT_FALSE(sub.ended());
+}
+
+TEST(Session, CancelTurnWhileTheAiStartsSkipsTheFirstPrompt) {
+  Fixture f;
+  auto s = f.prepare("hello");
+  auto sub = s->subscribe();
+  s->approve();
+  s->cancel_turn();  // still starting
+  f.run();
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  EXPECT_TRUE(f.factory.last->prompts.empty());
+  EXPECT_EQ(f.drain(*sub), (std::vector<K>{K::webmcp_ready, K::ready}));
+}
+
+TEST(Session, CancelTurnBeforeTheTurnReachesTheAi) {
+  Fixture f;
+  auto s = f.prepare();
+  s->approve();
+  f.run();
+  ASSERT_TRUE(s->prompt("hello", {}));
+  s->cancel_turn();  // the turn's coroutine hasn't run yet
+  f.run();
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  EXPECT_TRUE(f.factory.last->prompts.empty());
+  ASSERT_TRUE(s->prompt("again", {}));  // and the next one works
+  f.run();
+  EXPECT_EQ(f.factory.last->prompts.size(), 1u);
+}
+
+TEST(Session, EndedBeforeTheStartRanSpawnsNothing) {
+  Fixture f;
+  auto s = f.prepare();
+  s->approve();
+  s->end(core::SessionStatus::cancelled);
+  f.run();
+  EXPECT_FALSE(f.factory.last);
+}
+
 TEST(Attachments, ImagesOrANoteAndTextFilesWrapped) {
   std::vector<core::Attachment> a(2);
   a[0].type = core::Attachment::Type::image;

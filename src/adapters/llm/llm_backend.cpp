@@ -70,7 +70,7 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
       start = nl + 1;
       Line parsed = parse_stream_line(line);
       if (parsed.done) done = true;
-      if (!parsed.delta || shut_down_) continue;
+      if (!parsed.delta || shut_down_ || cancelled_) continue;
       Delta& d = *parsed.delta;
       if (d.error) stream_error = *d.error;
       if (!d.reasoning.empty()) sink_.on_thought(d.reasoning);
@@ -86,7 +86,7 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
       }
     }
     step.line_buffer.erase(0, start);
-    return !done && !stream_error && step.line_buffer.size() < 16 * 1024 * 1024;
+    return !done && !stream_error && !cancelled_ && step.line_buffer.size() < 16 * 1024 * 1024;
   };
   auto res = co_await http::fetch(ex_, std::move(req), on_data, abort_);
   abort_.reset();
@@ -102,14 +102,21 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
 asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBlock> blocks) {
   auto self = shared_from_this();
   cancelled_ = false;
+  // A turn that doesn't finish leaves no trace in the conversation: a dangling tool call without
+  // its result would make every later request invalid.
+  const std::size_t mark = messages_.size();
+  auto abandon = [&](core::TurnOutcome outcome) {
+    messages_.resize(mark);
+    return outcome;
+  };
   messages_.push_back(user_message(blocks));
   const int steps = std::max(1, config_.max_turns);
   for (int i = 1; i <= steps; ++i) {
     Step step;
     // The last step may only answer in words, so a turn always ends with text.
     auto error = co_await stream_step(i == steps, step);
-    if (cancelled_ || shut_down_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
-    if (error) co_return core::TurnOutcome{core::TurnOutcome::End::failed, *error};
+    if (cancelled_ || shut_down_) co_return abandon({core::TurnOutcome::End::cancelled, {}});
+    if (error) co_return abandon({core::TurnOutcome::End::failed, *error});
 
     std::vector<ToolCall> calls;
     for (auto& [index, call] : step.calls) {
@@ -125,7 +132,7 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
       // A named argument: GCC 12 destroys a conditional's temporary twice inside co_await.
       std::string arguments = call.arguments.empty() ? std::string("{}") : call.arguments;
       auto result = co_await tools_->call(call.name, std::move(arguments));
-      if (cancelled_ || shut_down_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
+      if (cancelled_ || shut_down_) co_return abandon({core::TurnOutcome::End::cancelled, {}});
       sink_.on_tool_call({call.id, call.name, "other", result.is_error ? "failed" : "completed", tool_name});
       messages_.push_back(tool_message(call.id, result.is_error ? "Error: " + result.text : result.text));
     }
