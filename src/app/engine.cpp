@@ -12,6 +12,7 @@
 extern char** environ;
 #include <spdlog/spdlog.h>
 
+#include "adapters/mcp_server/endpoint.hpp"
 #include "adapters/web/router.hpp"
 #include "app/ai_commands.hpp"
 #include "app/app_events.hpp"
@@ -119,7 +120,8 @@ int run_engine(const StartOptions& o) {
     core::SessionLimits limits;
     limits.start_timeout = t.session_start;
     limits.retention = t.session_retention;
-    core::SessionBook sessions(ioc.get_executor(), backends, limits, nullptr);
+    limits.tool_call_timeout = t.tool_call;
+    core::SessionBook sessions(ioc.get_executor(), backends, limits, "http://127.0.0.1:" + std::to_string(port) + "/webmcp/mcp");
 
     // A revoked grant, a new token or a new AI for the site: its sessions end at once.
     grants.on_revoked([&sessions](const std::string& origin) {
@@ -145,9 +147,14 @@ int run_engine(const StartOptions& o) {
                         web::GateConfig{port, o.app && !o.dev_pairing, app_mode, admin_token},
                         web::EngineInfo{LEURIA_VERSION, app_mode,
                                         core::AiChoice{config->agent.value_or(core::kDefaultAgent), config->model},
-                                        ai_names}};
+                                        ai_names, t.ping}};
     web::WebApi api(std::move(ctx));
-    http::Handler handler = [&api](http::Request& r) { return api.handle(r); };
+    mcp_server::McpEndpoint mcp(sessions, port, LEURIA_VERSION);
+    // Two doors on one listener: the AI's MCP endpoint, and everything else (the page protocol).
+    http::Handler handler = [&api, &mcp](http::Request& r) {
+      if (mcp_server::McpEndpoint::handles(r.path)) return mcp.handle(r);
+      return api.handle(r);
+    };
 
     asio::co_spawn(ioc,
                    transport::accept_loop(acceptor, [&](asio::ip::tcp::socket s) {

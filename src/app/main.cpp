@@ -4,6 +4,7 @@
 
 #include "app/ai_commands.hpp"
 #include "app/engine.hpp"
+#include "app/mcp_stdio.hpp"
 #include "app/options.hpp"
 #include "app/sites_command.hpp"
 
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
         else if constexpr (std::is_same_v<T, a::AgentsRemove>) return a::agents_remove(c);
         else if constexpr (std::is_same_v<T, a::ProvidersList>) return a::providers_list();
         else if constexpr (std::is_same_v<T, a::ProvidersAdd>) return a::providers_add(c);
+        else if constexpr (std::is_same_v<T, a::McpStdio>) return a::mcp_stdio(c.url);
         else return a::providers_remove(c);
       },
       command);

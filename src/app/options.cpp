@@ -64,6 +64,11 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
   ProvidersRemove provider_remove;
   auto* providers_remove = providers->add_subcommand("remove", "Remove a server you added");
   providers_remove->add_option("id", provider_remove.id)->required();
+  McpStdio mcp_stdio;
+  auto* mcp = cli.add_subcommand("mcp-stdio",
+                                 "An MCP stdio server that forwards to a session's tools (for agents without HTTP MCP); "
+                                 "the token comes in LEURIA_MCP_TOKEN");
+  mcp->add_option("url", mcp_stdio.url, "The engine's MCP endpoint, e.g. http://127.0.0.1:19570/webmcp/mcp")->required();
   cli.require_subcommand(0, 1);
 
   try {
@@ -92,6 +97,7 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
   if (providers_add->parsed()) return Command{provider_add};
   if (providers_remove->parsed()) return Command{provider_remove};
   if (providers->parsed()) return Command{ProvidersList{}};
+  if (mcp->parsed()) return Command{mcp_stdio};
   if (sites->parsed()) return Command{SitesList{}};
   if (cli.count("--port") > 0) start.port = port;
   return Command{start};
@@ -130,9 +136,11 @@ std::variant<Timings, std::string> timings_from_env() {
     else if (key == "startTimeoutMs") slot = &t.session_start;
     else if (key == "retentionMs") slot = &t.session_retention;
     else if (key == "killGraceMs") slot = &t.kill_grace;
+    else if (key == "pingMs") slot = &t.ping;
+    else if (key == "toolCallMs") slot = &t.tool_call;
     if (!slot || !parse_ms(value, *slot))
       return "LEURIA_TEST_TIMINGS has an unknown or malformed item '" + std::string(item) +
-             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs).";
+             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, pingMs, toolCallMs).";
   }
   return t;
 }

@@ -38,6 +38,9 @@ struct AgentsAdd {
 struct AgentsRemove {
   std::string id;
 };
+struct McpStdio {
+  std::string url;
+};
 struct ProvidersList {};
 struct ProvidersAdd {
   std::string id;
@@ -48,7 +51,7 @@ struct ProvidersRemove {
   std::string id;
 };
 using Command = std::variant<StartOptions, SitesList, SitesRevoke, SitesUse, AgentsList, AgentsAdd, AgentsRemove,
-                             ProvidersList, ProvidersAdd, ProvidersRemove>;
+                             ProvidersList, ProvidersAdd, ProvidersRemove, McpStdio>;
 
 // Parses argv. On --help/--version (exit 0) or a usage error (one sentence on stderr, exit 2),
 // returns the exit code instead of a command.
@@ -62,6 +65,8 @@ struct Timings {
   std::chrono::milliseconds session_start{60'000};
   std::chrono::milliseconds session_retention{300'000};
   std::chrono::milliseconds kill_grace{3'000};
+  std::chrono::milliseconds ping{15'000};
+  std::chrono::milliseconds tool_call{600'000};
 };
 // The error is a plain sentence.
 std::variant<Timings, std::string> timings_from_env();

@@ -1,6 +1,7 @@
 // Secrets: CSPRNG ids and tokens, SHA-256, constant-time comparison, nonce syntax.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,8 @@ std::string random_base64url(std::size_t bytes);
 std::string base64url(std::string_view bytes);
 // Standard base64 (RFC 4648 section 4) with padding.
 std::string base64(std::string_view bytes);
+// Decodes standard or url-safe base64, padded or not; nullopt when it isn't base64.
+std::optional<std::string> base64_decode(std::string_view text);
 
 // Lower-case hex SHA-256 of the text.
 std::string sha256_hex(std::string_view text);

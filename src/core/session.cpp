@@ -3,6 +3,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include "core/random.hpp"
+
 namespace leuria::core {
 
 namespace asio = boost::asio;
@@ -21,9 +23,15 @@ std::string_view status_word(SessionStatus s) {
 }
 
 Session::Session(asio::any_io_executor ex, Params p, BackendFactory& factory, const SessionLimits& limits,
-                 std::shared_ptr<ToolRegistry> tools, std::function<void(Session&)> on_ended)
+                 std::shared_ptr<PageTools> tools, std::function<void(Session&)> on_ended)
     : ex_(ex), p_(std::move(p)), factory_(factory), limits_(limits), tools_(std::move(tools)),
       on_ended_(std::move(on_ended)), start_timer_(ex) {}
+
+bool Session::consume_registration(std::string_view secret) {
+  if (registered_ || is_final(status_) || !constant_time_equal(secret, p_.registration_secret)) return false;
+  registered_ = true;
+  return true;
+}
 
 Session::~Session() {
   if (backend_) backend_->shutdown();
@@ -96,6 +104,8 @@ asio::awaitable<void> Session::run_start() {
   config.system_prompt = p_.request.system_prompt;
   config.max_turns = p_.request.max_turns.value_or(limits_.default_max_turns);
   config.ai = p_.ai;
+  config.mcp_url = p_.mcp_url;
+  config.mcp_token = tools_->channel_token();
   auto started = co_await backend_->start(config);
   if (status_ != SessionStatus::starting) co_return;  // ended meanwhile (cancelled, timed out)
   start_timer_.cancel();
@@ -186,6 +196,7 @@ void Session::end(SessionStatus final_status, std::string error) {
     if (auto s = w.lock()) s->end();
   subscribers_.clear();
   if (backend_) backend_->shutdown();
+  tools_->end();  // the page's channel closes; waiting calls fail
   if (on_ended_) on_ended_(*this);
 }
 

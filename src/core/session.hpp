@@ -19,6 +19,7 @@
 
 #include "core/attachments.hpp"
 #include "core/backend.hpp"
+#include "core/page_tools.hpp"
 #include "core/subscriber.hpp"
 #include "core/tools.hpp"
 
@@ -37,6 +38,7 @@ struct SessionLimits {
   int default_max_turns = 10;
   std::size_t replay_bytes = 8 * 1024 * 1024;  // the current turn's chunks kept for new streams
   std::size_t turn_text_bytes = 4 * 1024 * 1024;  // the text repeated in turn_completed
+  std::chrono::milliseconds tool_call_timeout{600'000};  // a call waits this long for the page
 };
 
 // Why an action was refused; adapters map `kind` to their protocol (400 / 404).
@@ -61,9 +63,10 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
     std::string registration_secret;  // the one-time WebMCP registration token
     AiChoice ai;
     PrepareRequest request;
+    std::string mcp_url;  // where agents reach the page's tools
   };
   Session(boost::asio::any_io_executor ex, Params p, BackendFactory& factory, const SessionLimits& limits,
-          std::shared_ptr<ToolRegistry> tools, std::function<void(Session&)> on_ended);
+          std::shared_ptr<PageTools> tools, std::function<void(Session&)> on_ended);
   ~Session() override;
 
   const std::string& id() const { return p_.id; }
@@ -74,6 +77,9 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   SessionStatus status() const { return status_; }
   const std::optional<std::string>& error() const { return error_; }
   bool approved() const { return status_ != SessionStatus::pending_approval; }
+  PageTools& page_tools() { return *tools_; }
+  // The one-time WebMCP registration token: true the first time it is presented.
+  bool consume_registration(std::string_view secret);
 
   boost::system::result<void, SessionError> approve();
   boost::system::result<void, SessionError> prompt(std::string text, std::vector<Attachment> attachments);
@@ -105,7 +111,8 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   Params p_;
   BackendFactory& factory_;
   const SessionLimits& limits_;
-  std::shared_ptr<ToolRegistry> tools_;
+  std::shared_ptr<PageTools> tools_;
+  bool registered_ = false;
   std::function<void(Session&)> on_ended_;
   SessionStatus status_ = SessionStatus::pending_approval;
   std::optional<std::string> error_;

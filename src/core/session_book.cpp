@@ -14,8 +14,28 @@ AiChoice choose_ai(const Grant* grant, const AiChoice& default_ai) {
   return default_ai;
 }
 
-SessionBook::SessionBook(asio::any_io_executor ex, BackendFactory& factory, SessionLimits limits, ToolsFactory tools)
-    : ex_(std::move(ex)), factory_(factory), limits_(limits), tools_(std::move(tools)) {}
+SessionBook::SessionBook(asio::any_io_executor ex, BackendFactory& factory, SessionLimits limits, std::string mcp_url)
+    : ex_(std::move(ex)), factory_(factory), limits_(limits), mcp_url_(std::move(mcp_url)) {}
+
+std::shared_ptr<Session> SessionBook::find_by_registration(std::string_view secret) const {
+  for (auto& [id, s] : sessions_)
+    if (!is_final(s->status()) && constant_time_equal(secret, s->registration_secret())) return s;
+  return nullptr;
+}
+
+std::shared_ptr<Session> SessionBook::find_by_channel(std::string_view channel_id) const {
+  for (auto& [id, s] : sessions_)
+    if (!is_final(s->status()) && s->page_tools().channel_id() == channel_id) return s;
+  return nullptr;
+}
+
+std::shared_ptr<Session> SessionBook::find_by_channel_token(std::string_view token) const {
+  std::shared_ptr<Session> found;
+  // Every live session is compared, so the time taken says nothing about which matched.
+  for (auto& [id, s] : sessions_)
+    if (!is_final(s->status()) && s->page_tools().channel_token_valid(token)) found = s;
+  return found;
+}
 
 SessionBook::~SessionBook() { end_all(); }
 
@@ -40,7 +60,8 @@ boost::system::result<std::shared_ptr<Session>, SessionError> SessionBook::prepa
   p.registration_secret = random_base64url(kTokenBytes);
   p.ai = std::move(ai);
   p.request = std::move(request);
-  std::shared_ptr<ToolRegistry> tools = tools_ ? tools_(p.id) : std::make_shared<NoTools>();
+  p.mcp_url = mcp_url_;
+  auto tools = std::make_shared<PageTools>(ex_, limits_.tool_call_timeout);
   auto s = std::make_shared<Session>(ex_, std::move(p), factory_, limits_, std::move(tools),
                                      [this](Session& ended_session) { ended(ended_session); });
   sessions_[s->id()] = s;

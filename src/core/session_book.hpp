@@ -15,9 +15,8 @@ namespace leuria::core {
 
 class SessionBook {
  public:
-  using ToolsFactory = std::function<std::shared_ptr<ToolRegistry>(const std::string& session_id)>;
-
-  SessionBook(boost::asio::any_io_executor ex, BackendFactory& factory, SessionLimits limits, ToolsFactory tools);
+  // mcp_url: where agents reach the page's tools (the engine's MCP endpoint).
+  SessionBook(boost::asio::any_io_executor ex, BackendFactory& factory, SessionLimits limits, std::string mcp_url);
   ~SessionBook();
 
   // origin: normalized web origin, or "" for local processes.
@@ -26,6 +25,12 @@ class SessionBook {
   // nullptr unless the session exists and belongs to `origin` (others can't tell it exists).
   std::shared_ptr<Session> find(const std::string& id, const std::string& origin) const;
   std::size_t live_count(const std::string& origin) const;
+  // A live session by its WebMCP registration secret (any origin: the secret is the proof).
+  std::shared_ptr<Session> find_by_registration(std::string_view secret) const;
+  // A live session by its channel id.
+  std::shared_ptr<Session> find_by_channel(std::string_view channel_id) const;
+  // A live session whose channel token this is (the MCP endpoint's bearer).
+  std::shared_ptr<Session> find_by_channel_token(std::string_view token) const;
   // Revocation, or a change of the site's AI: its live sessions end (cancelled) at once.
   void end_origin(const std::string& origin);
   void end_all();
@@ -38,7 +43,7 @@ class SessionBook {
   boost::asio::any_io_executor ex_;
   BackendFactory& factory_;
   SessionLimits limits_;
-  ToolsFactory tools_;
+  std::string mcp_url_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
   std::map<std::string, std::unique_ptr<boost::asio::steady_timer>> expiry_;
 };

@@ -25,6 +25,7 @@ struct Request {
   // Non-zero when the server refused the body (413) before reading it: the handler passes the
   // request through its gate and answers with this status.
   unsigned refused = 0;
+  bool websocket = false;  // a WebSocket upgrade request
 
   // The first header of that name (case-insensitive).
   std::optional<std::string_view> header(std::string_view name) const;
@@ -41,6 +42,16 @@ class BodyWriter {
   virtual boost::asio::awaitable<bool> write(std::string data) = 0;
 };
 
+// A WebSocket after the upgrade: text messages in and out. read() returns nullopt once the socket
+// is closed (by either side); write() false when it can't be sent.
+class WebSocket {
+ public:
+  virtual ~WebSocket() = default;
+  virtual boost::asio::awaitable<std::optional<std::string>> read() = 0;
+  virtual boost::asio::awaitable<bool> write(std::string text) = 0;
+  virtual boost::asio::awaitable<void> close() = 0;
+};
+
 struct Response {
   unsigned status = 200;
   std::vector<Header> headers;
@@ -49,6 +60,9 @@ struct Response {
   // When set, the headers go out at once and this writes the body (chunked), then the connection
   // closes. `body` is ignored.
   std::function<boost::asio::awaitable<void>(BodyWriter&)> stream;
+  // For a WebSocket upgrade request: when set, the server accepts the upgrade and runs this on the
+  // socket; when not, the response itself is sent (a refusal before the upgrade).
+  std::function<boost::asio::awaitable<void>(WebSocket&)> upgrade;
 
   void set(std::string name, std::string value);
   std::optional<std::string_view> header(std::string_view name) const;

@@ -5,6 +5,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
 #include <optional>
 #include <spdlog/spdlog.h>
 
@@ -120,6 +121,47 @@ asio::awaitable<void> write_streamed(beast::tcp_stream& stream, Response& res, u
   co_await writer.finish();
 }
 
+namespace websocket = beast::websocket;
+
+class BeastWebSocket final : public WebSocket {
+ public:
+  explicit BeastWebSocket(websocket::stream<beast::tcp_stream>& ws) : ws_(ws) {}
+  asio::awaitable<std::optional<std::string>> read() override {
+    beast::flat_buffer buffer;
+    auto [ec, n] = co_await ws_.async_read(buffer, asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return std::nullopt;
+    co_return beast::buffers_to_string(buffer.data());
+  }
+  asio::awaitable<bool> write(std::string text) override {
+    ws_.text(true);
+    auto [ec, n] = co_await ws_.async_write(asio::buffer(text), asio::as_tuple(asio::use_awaitable));
+    co_return !ec;
+  }
+  asio::awaitable<void> close() override {
+    if (!ws_.is_open()) co_return;
+    co_await ws_.async_close(websocket::close_code::normal, asio::as_tuple(asio::use_awaitable));
+  }
+
+ private:
+  websocket::stream<beast::tcp_stream>& ws_;
+};
+
+// The upgrade was allowed: accept it with the original request and hand the socket over.
+asio::awaitable<void> run_websocket(beast::tcp_stream& stream, const bhttp::request<bhttp::string_body>& req,
+                                    Response& res, std::size_t max_message) {
+  websocket::stream<beast::tcp_stream> ws(std::move(stream));
+  ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  ws.read_message_max(max_message);
+  ws.set_option(websocket::stream_base::decorator([&res](websocket::response_type& r) {
+    for (auto& h : res.headers) r.set(h.name, h.value);
+  }));
+  auto [ec] = co_await ws.async_accept(req, asio::as_tuple(asio::use_awaitable));
+  if (ec) co_return;
+  BeastWebSocket socket(ws);
+  co_await res.upgrade(socket);
+  if (ws.is_open()) co_await ws.async_close(websocket::close_code::normal, asio::as_tuple(asio::use_awaitable));
+}
+
 }  // namespace
 
 asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler handler, ServerLimits limits) {
@@ -176,9 +218,20 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     auto message = parser.release();
     const bool keep_alive = message.keep_alive();
     const unsigned version = message.version();
-    Request request = to_request(std::move(message));
+    const bool upgrade = websocket::is_upgrade(message);
+    // No conditional expression here: GCC 12 miscompiles class-type temporaries of a ?: in coroutines.
+    Request request;
+    if (upgrade)
+      request = to_request_header(message);
+    else
+      request = to_request(std::move(message));
+    request.websocket = upgrade;
     stream.expires_never();  // the handler may long-poll
     Response response = co_await handler(request);
+    if (upgrade && response.upgrade) {
+      co_await run_websocket(stream, message, response, limits.body_bytes);
+      co_return;
+    }
     if (response.stream) {
       co_await write_streamed(stream, response, version, limits.write_timeout);
       beast::error_code ignored;

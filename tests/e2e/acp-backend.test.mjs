@@ -108,7 +108,7 @@ describe('ACP backend', { timeout: 120000 }, () => {
     assert.ok(await poll(() => !fs.existsSync(folder), { timeoutMs: 3000 }), `${folder} still exists: ${fs.existsSync(folder) && fs.readdirSync(folder)}`);
   });
 
-  it('initialize without file-system or terminal capabilities; session/new with the folder and no MCP servers yet', async () => {
+  it('initialize without file-system or terminal capabilities; session/new with the folder and the page MCP server', async () => {
     const eng = await startFakeEngine();
     const { id, stream } = await run(eng, { prompt: 'hi' });
     await stream.waitFor('turn_completed');
@@ -120,7 +120,12 @@ describe('ACP backend', { timeout: 120000 }, () => {
     assert.ok(!caps.fs || (!caps.fs.readTextFile && !caps.fs.writeTextFile), `fs capability: ${JSON.stringify(caps)}`);
     const [nw] = entries(eng, 'session/new');
     assert.equal(nw.params.cwd, path.join(TMP, `leuria-${id}`));
-    assert.deepEqual(nw.params.mcpServers, []);
+    // The page's tools, as an HTTP MCP server named webmcp, with the channel token as bearer.
+    assert.equal(nw.params.mcpServers.length, 1);
+    assert.equal(nw.params.mcpServers[0].type, 'http');
+    assert.equal(nw.params.mcpServers[0].name, 'webmcp');
+    assert.equal(nw.params.mcpServers[0].url, `http://127.0.0.1:${eng.port}/webmcp/mcp`);
+    assert.match(nw.params.mcpServers[0].headers[0].value, /^Bearer [A-Za-z0-9_-]{43}$/);
     assert.ok(!nw.params._meta?.claudeCode, 'no Claude options for another agent');
     // the order of the conversation
     const kinds = eng.readLog().map((e) => e.kind).filter((k) => k !== 'start' && k !== 'other');

@@ -8,11 +8,13 @@
 //   no-images no-http-mcp crash-on-prompt exit0-on-prompt exit-on-start
 //   hang-on-initialize garbage ignore-sigterm stay-after-stdin-close slow
 //   many-chunks stderr permission modes models spawn-grandchild write-files
+//   mcp-call
 // Knobs: FAKE_ACP_LOG (JSON-lines log file), FAKE_ACP_DELAY_MS (200),
 //   FAKE_ACP_CHUNKS (20; 500 for many-chunks), FAKE_ACP_OPTION_STYLE
 //   (claude|old|gemini), FAKE_ACP_TOOL_NAME (mcp__webmcp__lookup),
 //   FAKE_ACP_CONFIG_OPTIONS=1 (with `models`: also a model config option),
-//   FAKE_ACP_CHUNK_PAD (0: extra characters in each `slow`/`many-chunks` chunk).
+//   FAKE_ACP_CHUNK_PAD (0: extra characters in each `slow`/`many-chunks` chunk),
+//   FAKE_ACP_CALL_TOOL (lookup) and FAKE_ACP_CALL_ARGS ({}) for `mcp-call`.
 //
 // The SDK 2.x removed the legacy AgentSideConnection class; `agent()` +
 // `connect(ndJsonStream(...))` is its replacement. `/unstable` is the
@@ -23,6 +25,10 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
+// `mcp-call`: the official MCP client, over the transport session/new names.
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const MODE = new Set((process.env.FAKE_ACP_MODE || "").split(",").map((s) => s.trim()).filter(Boolean));
 const has = (m) => MODE.has(m);
@@ -188,6 +194,84 @@ async function toolWithPermission(client, sessionId, n, toolName, kind, rawInput
   return chosen;
 }
 
+// ---- mcp-call: one call of a page tool through the `webmcp` MCP server ------
+/** Connects an MCP client to the `webmcp` entry of session/new's mcpServers (HTTP, or stdio). */
+async function connectWebmcp(servers) {
+  const entry = servers.find((m) => m.name === "webmcp");
+  if (!entry) throw new Error(`no webmcp MCP server in session/new: ${JSON.stringify(servers)}`);
+  let transport;
+  if (entry.type === "http" || (entry.url && !entry.command)) {
+    const headers = Object.fromEntries((entry.headers || []).map((h) => [h.name, h.value]));
+    transport = new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers } });
+  } else {
+    const env = Object.fromEntries((entry.env || []).map((e) => [e.name, e.value]));
+    transport = new StdioClientTransport({ command: entry.command, args: entry.args || [], env: { PATH: process.env.PATH, ...env }, stderr: "pipe" });
+    transport.stderr?.on("data", (d) => log({ kind: "mcp-stdio-stderr", text: String(d) }));
+  }
+  const client = new McpClient({ name: "fake-acp-agent", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, entry };
+}
+
+/** Text of an MCP tool result (text blocks joined). */
+function resultText(r) {
+  return (r.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+}
+
+/**
+ * `mcp-call`: list the page's tools, announce and ask permission for mcp__webmcp__<tool>, call it with
+ * FAKE_ACP_CALL_ARGS, and return the reply line: `tool result: <text>` / `tool error: <message>` /
+ * `tool denied: <optionId>`.
+ */
+async function mcpCall(client, sessionId, s) {
+  const tool = process.env.FAKE_ACP_CALL_TOOL || "lookup";
+  const args = JSON.parse(process.env.FAKE_ACP_CALL_ARGS || "{}");
+  const toolName = `mcp__webmcp__${tool}`;
+  let mcp;
+  try {
+    mcp = await connectWebmcp(s.mcpServers);
+  } catch (e) {
+    log({ kind: "mcp-call", tool, error: `connect: ${e.message}` });
+    return `tool error: connect: ${e.message}`;
+  }
+  try {
+    const { tools } = await mcp.client.listTools();
+    log({ kind: "mcp-tools", transport: mcp.entry.type || "stdio", tools });
+    const gemini = OPTION_STYLE === "gemini";
+    const toolCallId = `mcp_${Date.now()}`;
+    const call = {
+      toolCallId, title: gemini ? `${tool} (webmcp MCP Server)` : toolName, kind: "other", status: "pending", rawInput: args,
+      ...(OPTION_STYLE === "claude" ? { _meta: { claudeCode: { toolName } } } : {}),
+    };
+    const update = (u) => client.notify(methods.client.session.update, { sessionId, update: u });
+    if (!gemini) await update({ sessionUpdate: "tool_call", ...call });
+    const options = (OPTION_SETS[OPTION_STYLE] || OPTION_SETS.claude)(true);
+    const request = { sessionId, toolCall: call, options };
+    const response = await client.request(methods.client.session.requestPermission, request);
+    log({ kind: "permission", request, response });
+    const chosen = response.outcome.outcome === "selected" ? response.outcome.optionId : "cancelled";
+    if (!(options.find((o) => o.optionId === chosen)?.kind?.startsWith("allow_"))) {
+      await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [{ type: "content", content: { type: "text", text: "Permission denied" } }] });
+      return `tool denied: ${chosen}`;
+    }
+    if (gemini) await update({ sessionUpdate: "tool_call", ...call, status: "in_progress" });
+    else await update({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" });
+    try {
+      const r = await mcp.client.callTool({ name: tool, arguments: args });
+      const text = resultText(r);
+      log({ kind: "mcp-call", tool, args, result: r });
+      await update({ sessionUpdate: "tool_call_update", toolCallId, status: r.isError ? "failed" : "completed", content: [{ type: "content", content: { type: "text", text } }] });
+      return r.isError ? `tool error: ${text}` : `tool result: ${text}`;
+    } catch (e) {
+      log({ kind: "mcp-call", tool, args, error: e.message, code: e.code });
+      await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [{ type: "content", content: { type: "text", text: e.message } }] });
+      return `tool error: ${e.message}`;
+    }
+  } finally {
+    await mcp.client.close().catch(() => {});
+  }
+}
+
 // ---- the agent -----------------------------------------------------------
 const app = agent({ name: "leuria-fake-acp-agent" })
   .onRequest(methods.agent.initialize, async () => {
@@ -205,7 +289,7 @@ const app = agent({ name: "leuria-fake-acp-agent" })
   })
   .onRequest(methods.agent.session.new, async ({ params }) => {
     const sessionId = `fake-${process.pid}-${sessions.size + 1}`;
-    const s = { mode: "auto", model: "small", abort: null };
+    const s = { mode: "auto", model: "small", abort: null, mcpServers: params.mcpServers || [] };
     sessions.set(sessionId, s);
     if (has("write-files")) writeFileSync(join(params.cwd, "fake-session-file.txt"), "scratch\n");
     const res = { sessionId };
@@ -272,6 +356,7 @@ const app = agent({ name: "leuria-fake-acp-agent" })
       }
 
       let reply = `echo: ${describePrompt(params.prompt)}`;
+      if (has("mcp-call")) reply += `\n${await mcpCall(client, sessionId, s)}`;
       if (has("permission")) {
         const a = await toolWithPermission(client, sessionId, 1, TOOL_NAME, "other", { query: "x" });
         const b = await toolWithPermission(client, sessionId, 2, "Bash", "execute", { command: "rm -rf /" });

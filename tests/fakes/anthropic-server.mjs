@@ -21,6 +21,13 @@
 // opts.respond(body, index) may return
 //   { text?, thinking?, toolUses?: [{name, input, id?}], stopReason?,
 //     status?, errorBody?, delayMs?, chunkSize? }
+//
+// opts.toolCall = { name, input?, reply?(resultText, body) } scripts a turn with one tool call:
+// a turn request whose last user message carries no tool_result is answered with a tool_use of `name`
+// (the name as the agent lists it in body.tools, e.g. "mcp__webmcp__lookup"); one that carries a
+// tool_result is answered with text: reply(resultText) or `Tool said: <resultText>`. When the agent does
+// not offer `name`, the answer is the text `tool <name> not offered; tools: <names>` (the test sees why).
+// Each turn entry gets `offeredTools` (names) and, when present, `toolResults` (see toolResults()).
 import { startServer, sleep, split, sendJson, fillSchema } from "./http-util.mjs";
 
 /** Text of the last user message (string content or text blocks). */
@@ -33,6 +40,32 @@ export function lastUserText(body) {
     return (c || []).filter((b) => b.type === "text").map((b) => b.text).join("\n");
   }
   return "";
+}
+
+/** tool_result blocks of the last user message: [{toolUseId, text, isError}] (text blocks joined). */
+export function toolResults(body) {
+  const msgs = body?.messages || [];
+  const last = msgs[msgs.length - 1];
+  if (!last || last.role !== "user" || typeof last.content === "string") return [];
+  return (last.content || []).filter((b) => b.type === "tool_result").map((b) => ({
+    toolUseId: b.tool_use_id,
+    isError: !!b.is_error,
+    text: typeof b.content === "string" ? b.content : (b.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n"),
+  }));
+}
+
+/** The scripted answer for opts.toolCall (see the header). */
+function toolCallTurn(tc, body, entry) {
+  const offered = (body.tools || []).map((t) => t.name);
+  entry.offeredTools = offered;
+  const results = toolResults(body);
+  if (results.length) {
+    entry.toolResults = results;
+    const text = results.map((r) => r.text).join("\n");
+    return { text: tc.reply ? tc.reply(text, body) : `Tool said: ${text}` };
+  }
+  if (!offered.includes(tc.name)) return { text: `tool ${tc.name} not offered; tools: ${offered.join(", ")}` };
+  return { toolUses: [{ name: tc.name, input: tc.input ?? {} }] };
 }
 
 /** Classifies a request: "title" | "suggestion" | "forced_tool" | "turn". */
@@ -66,7 +99,7 @@ export async function startAnthropicServer(opts = {}) {
       const tool = (body.tools || []).find((t) => t.name === name);
       d = { toolUses: [{ name, input: opts.forcedTool?.(body) ?? fillSchema(tool?.input_schema) }] };
     } else {
-      d = opts.respond ? await opts.respond(body, turn) : { text: reply };
+      d = opts.toolCall ? toolCallTurn(opts.toolCall, body, entry) : opts.respond ? await opts.respond(body, turn) : { text: reply };
       turn++;
     }
     d = d ?? { text: reply };

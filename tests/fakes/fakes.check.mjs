@@ -226,3 +226,66 @@ test("anthropic + gemini servers answer their side calls", async () => {
   assert.equal(JSON.parse(routed.candidates[0].content.parts[0].text).complexity_score, 10);
   await g.close();
 });
+
+test("fake ACP agent: mcp-call over HTTP (SDK MCP server) and over stdio; page error → tool error", async (t) => {
+  const http = await import("node:http");
+  const { Server } = await import("@modelcontextprotocol/sdk/server/index.js");
+  const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+  const { ListToolsRequestSchema, CallToolRequestSchema, McpError } = await import("@modelcontextprotocol/sdk/types.js");
+  const auths = [];
+  const srv = http.createServer(async (req, res) => {
+    auths.push(req.headers.authorization);
+    if (req.method !== "POST") return res.writeHead(405).end();
+    const server = new Server({ name: "webmcp", version: "1" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "lookup", inputSchema: { type: "object" } }] }));
+    server.setRequestHandler(CallToolRequestSchema, async (r) => {
+      if (r.params.arguments.query === "fail") throw new McpError(-32000, "The catalog is offline.");
+      return { content: [{ type: "text", text: `found ${r.params.arguments.query}` }], isError: false };
+    });
+    const tr = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(tr);
+    await tr.handleRequest(req, res);
+  });
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  t.after(() => new Promise((r) => srv.close(r)));
+  const url = `http://127.0.0.1:${srv.address().port}/mcp`;
+
+  const run = async (env, mcpServers) => {
+    const f = startFake({ FAKE_ACP_MODE: "mcp-call", ...env });
+    await f.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const s = await f.agent.request(methods.agent.session.new, { cwd: f.dir, mcpServers });
+    await f.agent.request(methods.agent.session.prompt, { sessionId: s.sessionId, prompt: [{ type: "text", text: "go" }] });
+    f.child.stdin.end();
+    await f.exited;
+    return f;
+  };
+  const httpEntry = [{ type: "http", name: "webmcp", url, headers: [{ name: "Authorization", value: "Bearer abc" }] }];
+  const a = await run({ FAKE_ACP_CALL_ARGS: '{"query":"mug"}' }, httpEntry);
+  assert.equal(text(a.updates), "echo: go\ntool result: found mug", a.stderr());
+  assert.ok(auths.length && auths.every((h) => h === "Bearer abc"), JSON.stringify(auths));
+  const tc = a.updates.find((u) => u.sessionUpdate === "tool_call");
+  assert.equal(tc.title, "mcp__webmcp__lookup");
+  assert.deepEqual(tc._meta, { claudeCode: { toolName: "mcp__webmcp__lookup" } });
+  assert.equal(a.updates.filter((u) => u.sessionUpdate === "tool_call_update").at(-1).status, "completed");
+  assert.deepEqual(a.log().find((e) => e.kind === "mcp-tools").tools.map((x) => x.name), ["lookup"]);
+
+  const b = await run({ FAKE_ACP_CALL_ARGS: '{"query":"fail"}' }, httpEntry);
+  assert.match(text(b.updates), /^echo: go\ntool error: MCP error -32000: .*The catalog is offline\.$/);
+
+  // stdio: a tiny MCP stdio server that checks its env
+  const dir = mkdtempSync(join(tmpdir(), "fake-mcp-stdio-"));
+  const script = join(dir, "server.mjs");
+  const sdk = new URL("../../node_modules/@modelcontextprotocol/sdk/dist/esm/", import.meta.url).href;
+  (await import("node:fs")).writeFileSync(script, `
+import { Server } from "${sdk}server/index.js";
+import { StdioServerTransport } from "${sdk}server/stdio.js";
+import { ListToolsRequestSchema, CallToolRequestSchema } from "${sdk}types.js";
+const server = new Server({ name: "webmcp", version: "1" }, { capabilities: { tools: {} } });
+server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "lookup", inputSchema: { type: "object" } }] }));
+server.setRequestHandler(CallToolRequestSchema, async (r) => ({ content: [{ type: "text", text: "stdio " + process.env.LEURIA_MCP_TOKEN + " " + process.argv[2] }] }));
+await server.connect(new StdioServerTransport());
+`);
+  const c = await run({}, [{ name: "webmcp", command: process.execPath, args: [script, "arg1"], env: [{ name: "LEURIA_MCP_TOKEN", value: "tok" }] }]);
+  assert.equal(text(c.updates), "echo: go\ntool result: stdio tok arg1", c.stderr());
+  assert.equal(c.log().find((e) => e.kind === "mcp-tools").transport, "stdio");
+});

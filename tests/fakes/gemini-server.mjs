@@ -18,7 +18,43 @@
 // opts.respond(body, index, model) may return
 //   { text?, thought?, functionCalls?: [{name, args}], status?, errorBody?,
 //     delayMs?, chunkSize? }
+//
+// opts.toolCall = { name, args?, reply?(resultText, body) } scripts a turn with one tool call: a turn
+// whose last content carries no functionResponse is answered with a functionCall of `name` (as Gemini
+// lists it in body.tools[].functionDeclarations, e.g. "mcp_webmcp_lookup"); one that carries a
+// functionResponse is answered with text: reply(resultText) or `Tool said: <resultText>`. When the
+// agent does not declare `name`, the answer is `tool <name> not offered; tools: <names>`.
+// Each turn entry gets `offeredTools` and, when present, `toolResults` (see functionResponses()).
 import { startServer, sleep, split, sendJson, fillSchema } from "./http-util.mjs";
+
+/** functionResponse parts of the last content: [{name, response, text}]; text is the response's output/error as text. */
+export function functionResponses(body) {
+  const last = (body?.contents || []).at(-1);
+  if (!last) return [];
+  return (last.parts || []).filter((p) => p.functionResponse).map((p) => {
+    const { name, response } = p.functionResponse;
+    const out = response?.output ?? response?.error ?? response?.content ?? response;
+    return { name, response, text: typeof out === "string" ? out : JSON.stringify(out) };
+  });
+}
+
+/** Tool names the request declares. */
+export function declaredTools(body) {
+  return (body?.tools || []).flatMap((t) => (t.functionDeclarations || []).map((f) => f.name));
+}
+
+function toolCallTurn(tc, body, entry) {
+  const offered = declaredTools(body);
+  entry.offeredTools = offered;
+  const results = functionResponses(body);
+  if (results.length) {
+    entry.toolResults = results;
+    const text = results.map((r) => r.text).join("\n");
+    return { text: tc.reply ? tc.reply(text, body) : `Tool said: ${text}` };
+  }
+  if (!offered.includes(tc.name)) return { text: `tool ${tc.name} not offered; tools: ${offered.join(", ")}` };
+  return { functionCalls: [{ name: tc.name, args: tc.args ?? {} }] };
+}
 
 const usage = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };
 
@@ -44,7 +80,7 @@ export async function startGeminiServer(opts = {}) {
       d = { text: JSON.stringify(fillSchema(schema, { complexity_score: 10, complexity_reasoning: "simple greeting", ...opts.schemaFields })) };
     } else {
       entry.kind = "turn";
-      d = (opts.respond ? await opts.respond(body, turn, model) : null) ?? { text: reply };
+      d = (opts.toolCall ? toolCallTurn(opts.toolCall, body, entry) : opts.respond ? await opts.respond(body, turn, model) : null) ?? { text: reply };
       turn++;
     }
     if (d.delayMs) await sleep(d.delayMs);

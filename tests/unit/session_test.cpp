@@ -81,7 +81,7 @@ struct Fixture {
   std::unique_ptr<core::SessionBook> book;
   explicit Fixture(core::SessionLimits l = {}) : limits(l) {
     factory.ex = ioc.get_executor();
-    book = std::make_unique<core::SessionBook>(ioc.get_executor(), factory, limits, nullptr);
+    book = std::make_unique<core::SessionBook>(ioc.get_executor(), factory, limits, "");
   }
   std::shared_ptr<core::Session> prepare(std::optional<std::string> prompt = std::nullopt, std::string agent = "x") {
     core::PrepareRequest r;

@@ -179,8 +179,8 @@ asio::awaitable<rpc::Result> AcpBackend::on_request(std::string method, json::va
   auto tool = core::page_tool_named(req.names, page_tools);
   const bool allow = tool.has_value();
   // The event names what the agent asked for, in its words, whether or not it counts as a page tool.
-  const std::string shown = tool ? std::string(core::kPageToolPrefix) + *tool
-                                 : req.tool_call.tool_name.value_or(req.tool_call.title.value_or("unknown tool"));
+  std::string shown = req.tool_call.tool_name.value_or(req.tool_call.title.value_or("unknown tool"));
+  if (tool) shown = std::string(core::kPageToolPrefix) + *tool;
   if (!shut_down_) sink_.on_permission({shown, allow});
   co_return permission_result(core::choose_option(allow, req.options));
 }

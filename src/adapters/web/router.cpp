@@ -77,6 +77,10 @@ asio::awaitable<http::Response> WebApi::route(http::Request& req, const core::Ca
 
   if (!seg.empty() && seg[0] == "admin" && ctx_.gate.admin_api) co_return admin(ctx_, req, caller);
 
+  if (seg.size() == 2 && seg[0] == "webmcp" && seg[1] == "register" && get) co_return webmcp_register(ctx_, req, caller);
+  if (seg.size() == 3 && seg[0] == "webmcp" && seg[1] == "channel" && get)
+    co_return webmcp_channel(ctx_, req, seg[2], caller);
+
   // The engine's own page may use nothing else.
   if (caller.kind == core::CallerKind::own_page) co_return not_allowed_for_caller();
 

@@ -2,6 +2,7 @@
 // processes enters here, passes the gate, and is routed. One wrapper turns exceptions into 500.
 #pragma once
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -19,6 +20,7 @@ struct EngineInfo {
   bool approvals_in_app = false;
   core::AiChoice default_ai;
   std::map<std::string, std::string> agent_names;
+  std::chrono::milliseconds ping_every{15'000};  // pings on the page's tool channel
 };
 
 struct WebContext {

@@ -25,6 +25,10 @@ http::Response session_action(WebContext& ctx, const http::Request& req, const s
                               const std::string& action, const core::Caller& caller);
 http::Response session_stream(WebContext& ctx, const std::string& id, const core::Caller& caller);
 
+http::Response webmcp_register(WebContext& ctx, const http::Request& req, const core::Caller& caller);
+http::Response webmcp_channel(WebContext& ctx, const http::Request& req, const std::string& channel_id,
+                              const core::Caller& caller);
+
 http::Response admin(WebContext& ctx, const http::Request& req, const core::Caller& caller);
 
 }  // namespace leuria::web

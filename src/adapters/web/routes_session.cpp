@@ -86,8 +86,8 @@ http::Response session_stream(WebContext& ctx, const std::string& id, const core
       auto next = co_await subscriber->next(kKeepAlive);
       if (next.what == core::Subscriber::Next::What::end) break;
       // A comment line keeps proxies and the browser patient, and finds readers that left.
-      std::string data = next.what == core::Subscriber::Next::What::idle ? std::string(":\n\n")
-                                                                          : encode_sse(next.event, *s, port);
+      std::string data = ":\n\n";
+      if (next.what != core::Subscriber::Next::What::idle) data = encode_sse(next.event, *s, port);
       if (!co_await w.write(std::move(data))) break;
       if (next.what == core::Subscriber::Next::What::event && next.event.is_final()) break;
     }

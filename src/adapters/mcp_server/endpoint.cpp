@@ -1,0 +1,219 @@
+#include "adapters/mcp_server/endpoint.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include "adapters/mcp_server/codec.hpp"
+#include "core/host.hpp"
+#include "core/random.hpp"
+
+namespace leuria::mcp_server {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+http::Response json_http(unsigned status, const json::value& body) {
+  http::Response r;
+  r.status = status;
+  r.set("Content-Type", "application/json");
+  r.set("Cache-Control", "no-store");
+  r.body = json::serialize(body);
+  return r;
+}
+
+http::Response plain_error(unsigned status, std::string_view message) {
+  return json_http(status, json::object{{"error", message}});
+}
+
+json::value rpc_result(const json::value& id, json::value result) {
+  return json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+}
+
+json::value rpc_error(const json::value& id, int code, std::string_view message) {
+  return json::object{{"jsonrpc", "2.0"}, {"id", id}, {"error", json::object{{"code", code}, {"message", message}}}};
+}
+
+constexpr int kNotConnected = -32001;
+constexpr int kPageError = -32000;
+
+json::value answer_error(const json::value& id, const core::PageAnswer& a) {
+  return rpc_error(id, a.status == core::PageAnswer::Status::not_connected ? kNotConnected : kPageError, a.text);
+}
+
+bool accepts_sse(const http::Request& req) {
+  auto accept = req.header("accept");
+  return accept && accept->find("text/event-stream") != std::string_view::npos;
+}
+
+// Waits for `work` to finish, writing a keep-alive every `every` so clients and proxies don't give
+// up on a call the visitor is still answering in the page.
+asio::awaitable<void> with_keep_alive(http::BodyWriter& w, std::chrono::milliseconds every, std::string beat,
+                                      std::shared_ptr<std::optional<json::value>> done,
+                                      std::shared_ptr<asio::steady_timer> signal) {
+  while (!*done) {
+    signal->expires_after(every);
+    co_await signal->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (*done) break;
+    // A co_await never goes inside && or ?: here: GCC 12 miscompiles it.
+    const bool written = co_await w.write(beat);
+    if (!written) co_return;
+  }
+}
+
+// Asks the page and leaves the JSON-RPC answer in *done.
+asio::awaitable<void> ask_page(std::shared_ptr<core::PageTools> page, core::PageCall::Kind kind, NamedCall call,
+                               json::value id, std::shared_ptr<std::optional<json::value>> done,
+                               std::shared_ptr<asio::steady_timer> signal) {
+  auto a = co_await page->request(kind, call.name, call.arguments_json);
+  if (a.status != core::PageAnswer::Status::answered) *done = answer_error(id, a);
+  else if (kind == core::PageCall::Kind::tool) *done = rpc_result(id, tool_result(a));
+  else if (kind == core::PageCall::Kind::resource) *done = rpc_result(id, resource_result(call.name, a));
+  else *done = rpc_result(id, prompt_result(a));
+  signal->cancel();
+}
+
+asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::PageTools> page,
+                                    core::PageCall::Kind kind, NamedCall call, json::value id, bool sse,
+                                    std::chrono::milliseconds every) {
+  auto ex = co_await asio::this_coro::executor;
+  auto done = std::make_shared<std::optional<json::value>>();
+  auto signal = std::make_shared<asio::steady_timer>(ex);
+  asio::co_spawn(ex, ask_page(page, kind, std::move(call), id, done, signal), asio::detached);
+  // No ?: with temporaries in a coroutine (GCC 12 destroys them twice).
+  std::string beat = "\n";
+  if (sse) beat = ":\n\n";
+  co_await with_keep_alive(w, every, beat, done, signal);
+  if (!*done) co_return;  // the client went away
+  std::string body = json::serialize(**done);
+  if (sse) body = "event: message\ndata: " + body + "\n\n";
+  co_await w.write(std::move(body));
+}
+
+// Tells the client when the page's tools change, until the session ends or the client leaves.
+asio::awaitable<void> stream_changes(http::BodyWriter& w, std::shared_ptr<core::Session> session,
+                                     std::chrono::milliseconds every) {
+  auto changes = std::make_shared<int>(0);
+  auto signal = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+  std::weak_ptr<int> weak_changes = changes;
+  std::weak_ptr<asio::steady_timer> weak_signal = signal;
+  session->page_tools().on_tools_changed([weak_changes, weak_signal] {
+    auto c = weak_changes.lock();
+    auto s = weak_signal.lock();
+    if (!c || !s) return false;  // the stream is gone: drop this listener
+    ++*c;
+    s->cancel();
+    return true;
+  });
+  while (!is_final(session->status())) {
+    signal->expires_after(every);
+    co_await signal->async_wait(asio::as_tuple(asio::use_awaitable));
+    std::string out = ":\n\n";
+    if (*changes > 0) {
+      *changes = 0;
+      out = "event: message\ndata: " + json::serialize(list_changed_notification()) + "\n\n";
+    }
+    if (!co_await w.write(out)) break;
+  }
+}
+
+}  // namespace
+
+asio::awaitable<http::Response> McpEndpoint::handle(http::Request& req) {
+  auto host = req.header("host");
+  if (req.header_count("host") != 1 || !host || !core::host_allowed(*host, port_))
+    co_return plain_error(403, "host not allowed");
+  // Only the AI calls this, from a process: a page (any Origin) never may.
+  if (req.header("origin")) co_return plain_error(403, "Pages can't use this endpoint");
+  auto session = sessions_.find_by_channel_token(req.bearer());
+  if (!session) co_return plain_error(401, "Unauthorized");
+  if (req.method == "POST") co_return post(req, session);
+  if (req.method == "GET") co_return get(req, session);
+  http::Response r = plain_error(405, "Method not allowed");
+  r.set("Allow", "GET, POST");
+  co_return r;
+}
+
+http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Session> session) {
+  boost::system::error_code ec;
+  json::value msg = json::parse(req.body, ec);
+  if (ec) return json_http(400, rpc_error(nullptr, -32700, "Parse error"));
+  if (!msg.is_object()) return json_http(400, rpc_error(nullptr, -32600, "Send one JSON-RPC message per request"));
+  const auto& o = msg.as_object();
+  const json::value* method_v = o.if_contains("method");
+  const json::value id = o.contains("id") ? o.at("id") : json::value(nullptr);
+  const bool is_response = !method_v && o.contains("id") && (o.contains("result") || o.contains("error"));
+  const bool is_notification = method_v && method_v->is_string() && !o.contains("id");
+  if (is_response || is_notification) {  // accepted, nothing to say
+    http::Response r;
+    r.status = 202;
+    return r;
+  }
+  if (!method_v || !method_v->is_string()) return json_http(400, rpc_error(id, -32600, "Invalid request"));
+  const std::string method(method_v->as_string());
+  const json::value params = o.contains("params") ? o.at("params") : json::value(json::object{});
+  core::PageTools& tools = session->page_tools();
+
+  if (method == "initialize") {
+    http::Response r = json_http(200, rpc_result(id, initialize_result(negotiate_version(params), version_)));
+    r.set("Mcp-Session-Id", core::random_base64url(16));
+    return r;
+  }
+  if (method == "ping") return json_http(200, rpc_result(id, json::object{}));
+  if (method == "tools/list") return json_http(200, rpc_result(id, tools_list(tools)));
+  if (method == "resources/list") return json_http(200, rpc_result(id, resources_list(tools)));
+  if (method == "prompts/list") return json_http(200, rpc_result(id, prompts_list(tools)));
+
+  std::optional<NamedCall> call;
+  core::PageCall::Kind kind = core::PageCall::Kind::tool;
+  if (method == "tools/call") {
+    call = parse_tool_call(params);
+    if (call && !tools.has_tool(call->name))
+      return json_http(200, rpc_error(id, -32602, "Unknown tool: " + call->name));
+  } else if (method == "resources/read") {
+    call = parse_resource_read(params);
+    kind = core::PageCall::Kind::resource;
+  } else if (method == "prompts/get") {
+    call = parse_prompt_get(params);
+    kind = core::PageCall::Kind::prompt;
+  } else {
+    return json_http(200, rpc_error(id, -32601, "Method not found: " + method));
+  }
+  if (!call) return json_http(200, rpc_error(id, -32602, "Invalid params"));
+  if (!tools.connected())
+    return json_http(200, rpc_error(id, kNotConnected, "The page is not connected"));
+
+  // The page answers when it answers: stream the response and keep it alive meanwhile.
+  const bool sse = accepts_sse(req);
+  http::Response r;
+  r.set("Content-Type", sse ? "text/event-stream" : "application/json");
+  r.set("Cache-Control", "no-store");
+  auto page = session->page_tools().shared_from_this();
+  // Named coroutines with their arguments copied into their frames: GCC 12 mishandles lambda
+  // coroutines that capture.
+  r.stream = [page, kind, call = *call, id, sse, every = keep_alive_](http::BodyWriter& w) {
+    return stream_answer(w, page, kind, call, id, sse, every);
+  };
+  return r;
+}
+
+http::Response McpEndpoint::get(http::Request& req, std::shared_ptr<core::Session> session) {
+  if (!accepts_sse(req)) {
+    http::Response r = plain_error(405, "Method not allowed");
+    r.set("Allow", "GET, POST");
+    return r;
+  }
+  // A stream for server messages: tells the client when the page's tools change.
+  http::Response r;
+  r.set("Content-Type", "text/event-stream");
+  r.set("Cache-Control", "no-store");
+  r.stream = [session, every = keep_alive_](http::BodyWriter& w) { return stream_changes(w, session, every); };
+  return r;
+}
+
+}  // namespace leuria::mcp_server

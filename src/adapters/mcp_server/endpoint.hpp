@@ -1,0 +1,35 @@
+// The mcp_server door: POST /webmcp/mcp, MCP over streamable HTTP for the AI (bearer = the
+// session's channel token). A call that waits on the page keeps its response alive: as SSE with
+// comment lines when the client accepts text/event-stream (every agent we run does), else as JSON
+// preceded by blank lines. GET opens a stream for notifications/tools/list_changed.
+#pragma once
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "core/session_book.hpp"
+#include "http/message.hpp"
+
+namespace leuria::mcp_server {
+
+class McpEndpoint {
+ public:
+  McpEndpoint(core::SessionBook& sessions, std::uint16_t port, std::string version,
+              std::chrono::milliseconds keep_alive = std::chrono::seconds(20))
+      : sessions_(sessions), port_(port), version_(std::move(version)), keep_alive_(keep_alive) {}
+
+  static bool handles(std::string_view path) { return path == "/webmcp/mcp"; }
+  boost::asio::awaitable<http::Response> handle(http::Request& req);
+
+ private:
+  http::Response post(http::Request& req, std::shared_ptr<core::Session> session);
+  http::Response get(http::Request& req, std::shared_ptr<core::Session> session);
+
+  core::SessionBook& sessions_;
+  std::uint16_t port_;
+  std::string version_;
+  std::chrono::milliseconds keep_alive_;
+};
+
+}  // namespace leuria::mcp_server

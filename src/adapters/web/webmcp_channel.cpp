@@ -1,0 +1,104 @@
+#include "adapters/web/webmcp_channel.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "adapters/web/webmcp_codec.hpp"
+
+namespace leuria::web {
+
+namespace asio = boost::asio;
+
+void PageSocketLink::enqueue(std::string text) {
+  if (closing_) return;
+  if (out_.size() >= kMaxQueuedMessages) {
+    spdlog::info("event=webmcp.overflow note=\"the page stopped reading; channel closed\"");
+    close();
+    return;
+  }
+  out_.push_back(std::move(text));
+  wake_.cancel();
+}
+
+void PageSocketLink::send_call(const core::PageCall& call) { enqueue(encode_call(call)); }
+
+void PageSocketLink::close() {
+  closing_ = true;
+  wake_.cancel();
+}
+
+asio::awaitable<void> PageSocketLink::write_loop(http::WebSocket& ws) {
+  auto next_ping = std::chrono::steady_clock::now() + ping_every_;
+  while (!closing_) {
+    if (out_.empty()) {
+      wake_.expires_at(next_ping);
+      co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (std::chrono::steady_clock::now() >= next_ping && !closing_) {
+        out_.push_back(encode_ping());
+        next_ping = std::chrono::steady_clock::now() + ping_every_;
+      }
+      continue;
+    }
+    std::string text = std::move(out_.front());
+    out_.pop_front();
+    if (!co_await ws.write(std::move(text))) closing_ = true;
+  }
+  co_await ws.close();  // also ends the reader
+}
+
+void PageSocketLink::handle(const std::string& text, core::Session& session) {
+  core::PageTools& tools = session.page_tools();
+  PageMessage message = parse_page_message(text);
+  std::visit(
+      [&](auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, RegisterTool>) {
+          const std::string name = m.spec.name;
+          if (tools.add_tool(std::move(m.spec), std::move(m.annotations_json)))
+            enqueue(encode_ack("registerTool", name));
+          else
+            enqueue(encode_error(core::valid_tool_name(name)
+                                     ? "Too many tools"
+                                     : "Invalid tool name: use 1 to 64 characters of A-Z a-z 0-9 _ -"));
+        } else if constexpr (std::is_same_v<T, DeregisterTool>) {
+          tools.remove_tool(m.name);
+        } else if constexpr (std::is_same_v<T, RegisterResource>) {
+          const std::string uri = m.spec.uri;
+          if (tools.add_resource(std::move(m.spec))) enqueue(encode_ack("registerResource", uri));
+          else enqueue(encode_error("Too many resources"));
+        } else if constexpr (std::is_same_v<T, RegisterPrompt>) {
+          const std::string name = m.spec.name;
+          if (tools.add_prompt(std::move(m.spec))) enqueue(encode_ack("registerPrompt", name));
+          else enqueue(encode_error("Too many prompts"));
+        } else if constexpr (std::is_same_v<T, PageResponse>) {
+          tools.answer(m.id, std::move(m.answer));
+        } else if constexpr (std::is_same_v<T, Ping>) {
+          enqueue(encode_pong());
+        } else if constexpr (std::is_same_v<T, Pong>) {
+          // alive
+        } else {
+          enqueue(encode_error(m.message));
+        }
+      },
+      message);
+}
+
+asio::awaitable<void> PageSocketLink::run(http::WebSocket& ws, std::shared_ptr<core::Session> session) {
+  auto self = shared_from_this();
+  session->page_tools().attach(self);
+  writer_done_.expires_at(asio::steady_timer::time_point::max());
+  asio::co_spawn(ex_, write_loop(ws), [self](std::exception_ptr) { self->writer_done_.cancel(); });
+  while (!closing_) {
+    auto text = co_await ws.read();
+    if (!text) break;
+    if (!closing_) handle(*text, *session);
+  }
+  session->page_tools().detach(this);
+  close();
+  // The writer uses the socket: it must be done before the socket goes away.
+  co_await writer_done_.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+}  // namespace leuria::web

@@ -1,0 +1,135 @@
+#include "adapters/web/webmcp_codec.hpp"
+
+#include <boost/json.hpp>
+
+#include "core/random.hpp"
+
+namespace leuria::web {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string str(const json::object& o, std::string_view key) {
+  if (auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->as_string());
+  return {};
+}
+
+std::optional<json::object> parse_object(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return std::move(v.as_object());
+}
+
+// A page's result: a string as is, anything else as JSON text.
+core::PageAnswer answer_of(const json::object& o) {
+  core::PageAnswer a;
+  if (auto* err = o.if_contains("error"); err && !err->is_null()) {
+    a.status = core::PageAnswer::Status::failed;
+    if (err->is_string()) a.text = std::string(err->as_string());
+    else if (err->is_object() && err->as_object().contains("message") && err->as_object().at("message").is_string())
+      a.text = std::string(err->as_object().at("message").as_string());
+    else a.text = json::serialize(*err);
+    if (a.text.empty()) a.text = "The page reported an error";
+    return a;
+  }
+  const json::value* r = o.if_contains("result");
+  json::value result = r ? *r : json::value(nullptr);
+  a.json = json::serialize(result);
+  a.text = result.is_string() ? std::string(result.as_string()) : a.json;
+  return a;
+}
+
+}  // namespace
+
+boost::system::result<std::string, RegisterRefusal> parse_register(std::string_view text) {
+  auto o = parse_object(text);
+  if (!o) return RegisterRefusal{"Invalid JSON"};
+  if (str(*o, "type") != "register") return RegisterRefusal{"Expected register message"};
+  std::string token = str(*o, "token");
+  if (token.empty()) return RegisterRefusal{"Invalid registration token"};
+  // The blob: base64 of {"server":…,"token":…}; else the inner token itself.
+  if (auto decoded = core::base64_decode(token)) {
+    boost::system::error_code ec;
+    json::value inner = json::parse(*decoded, ec);
+    if (!ec && inner.is_object()) {
+      std::string t = str(inner.as_object(), "token");
+      if (!t.empty()) return {boost::system::in_place_value, std::move(t)};
+    }
+  }
+  return {boost::system::in_place_value, std::move(token)};
+}
+
+std::string encode_register_success(const std::string& channel_path, const std::string& channel_token) {
+  return json::serialize(json::object{{"type", "registerSuccess"}, {"channel", channel_path}, {"token", channel_token}});
+}
+
+std::string encode_error(std::string_view message) {
+  return json::serialize(json::object{{"type", "error"}, {"message", message}});
+}
+
+PageMessage parse_page_message(std::string_view text) {
+  auto parsed = parse_object(text);
+  if (!parsed) return Invalid{"Invalid JSON"};
+  const json::object& o = *parsed;
+  const std::string type = str(o, "type");
+  if (type == "registerTool") {
+    const json::object* t = &o;
+    if (auto* nested = o.if_contains("tool"); nested && nested->is_object()) t = &nested->as_object();
+    RegisterTool r;
+    r.spec.name = str(*t, "name");
+    r.spec.description = str(*t, "description");
+    const json::value* schema = t->if_contains("inputSchema");
+    r.spec.input_schema_json = schema && schema->is_object()
+                                   ? json::serialize(*schema)
+                                   : json::serialize(json::object{{"type", "object"}, {"properties", json::object{}}});
+    if (auto* ann = t->if_contains("annotations"); ann && ann->is_object()) r.annotations_json = json::serialize(*ann);
+    return r;
+  }
+  if (type == "deregisterTool") return DeregisterTool{str(o, "name")};
+  if (type == "registerResource") {
+    RegisterResource r{{str(o, "uri"), str(o, "name"), str(o, "description"), str(o, "mimeType")}};
+    if (r.spec.uri.empty()) return Invalid{"A resource needs a uri"};
+    return r;
+  }
+  if (type == "registerPrompt") {
+    RegisterPrompt r;
+    r.spec.name = str(o, "name");
+    r.spec.description = str(o, "description");
+    if (auto* args = o.if_contains("arguments"); args && args->is_array()) r.spec.arguments_json = json::serialize(*args);
+    if (r.spec.name.empty()) return Invalid{"A prompt needs a name"};
+    return r;
+  }
+  if (type == "toolResponse" || type == "resourceResponse" || type == "promptResponse") {
+    std::string id = str(o, "id");
+    if (id.empty()) return Invalid{"A response needs the id of its call"};
+    return PageResponse{std::move(id), answer_of(o)};
+  }
+  if (type == "ping") return Ping{};
+  if (type == "pong") return Pong{};
+  return Invalid{type.empty() ? "A message needs a type" : "Unknown message type: " + type};
+}
+
+std::string encode_ack(std::string_view registration, std::string_view name) {
+  return json::serialize(json::object{{"type", "ack"}, {"registration", registration}, {"name", name}});
+}
+std::string encode_pong() { return R"({"type":"pong"})"; }
+std::string encode_ping() { return R"({"type":"ping"})"; }
+
+std::string encode_call(const core::PageCall& c) {
+  boost::system::error_code ec;
+  json::value args = c.arguments_json.empty() ? json::value(json::object{}) : json::parse(c.arguments_json, ec);
+  if (ec) args = json::object{};
+  switch (c.kind) {
+    case core::PageCall::Kind::tool:
+      return json::serialize(json::object{{"type", "callTool"}, {"id", c.id}, {"tool", c.name}, {"arguments", args}});
+    case core::PageCall::Kind::resource:
+      return json::serialize(json::object{{"type", "readResource"}, {"id", c.id}, {"uri", c.name}});
+    case core::PageCall::Kind::prompt:
+      return json::serialize(json::object{{"type", "getPrompt"}, {"id", c.id}, {"name", c.name}, {"arguments", args}});
+  }
+  return {};
+}
+
+}  // namespace leuria::web

@@ -1,0 +1,165 @@
+#include "core/page_tools.hpp"
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/random.hpp"
+
+namespace leuria::core {
+
+namespace asio = boost::asio;
+
+struct PageTools::Pending {
+  explicit Pending(asio::any_io_executor ex) : timer(ex) {}
+  asio::steady_timer timer;
+  std::optional<PageAnswer> answer;
+};
+
+bool valid_tool_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+PageTools::PageTools(asio::any_io_executor ex, std::chrono::milliseconds call_timeout)
+    : ex_(std::move(ex)), call_timeout_(call_timeout), channel_id_(random_base64url(16)),
+      channel_token_(random_base64url(kTokenBytes)) {}
+
+PageTools::~PageTools() {
+  for (auto& [id, p] : pending_) p->timer.cancel();
+}
+
+bool PageTools::channel_token_valid(std::string_view token) const {
+  return !ended_ && constant_time_equal(token, channel_token_);
+}
+
+void PageTools::attach(std::shared_ptr<PageLink> link) {
+  if (ended_) {
+    link->close();
+    return;
+  }
+  if (link_) link_->close();  // a new socket replaces the old one
+  link_ = std::move(link);
+}
+
+void PageTools::detach(const PageLink* link) {
+  if (link_.get() != link) return;
+  link_.reset();
+  // The socket that would carry the answers is gone: the calls it carried fail now, not in 10 minutes.
+  for (auto& [id, p] : pending_) {
+    if (p->answer) continue;
+    p->answer = PageAnswer{PageAnswer::Status::not_connected, "The page disconnected before it answered", {}};
+    p->timer.cancel();
+  }
+}
+
+bool PageTools::has_tool(const std::string& name) const {
+  return std::any_of(tools_.begin(), tools_.end(), [&](const Declared& d) { return d.spec.name == name; });
+}
+
+bool PageTools::add_tool(ToolSpec spec, std::string annotations_json) {
+  if (!valid_tool_name(spec.name)) return false;
+  for (auto& d : tools_) {
+    if (d.spec.name == spec.name) {
+      d = Declared{std::move(spec), std::move(annotations_json)};
+      notify_changed();
+      return true;
+    }
+  }
+  if (tools_.size() >= kMaxPageItems) return false;
+  tools_.push_back(Declared{std::move(spec), std::move(annotations_json)});
+  notify_changed();
+  return true;
+}
+
+void PageTools::remove_tool(const std::string& name) {
+  auto before = tools_.size();
+  std::erase_if(tools_, [&](const Declared& d) { return d.spec.name == name; });
+  if (tools_.size() != before) notify_changed();
+}
+
+bool PageTools::add_resource(ResourceSpec spec) {
+  for (auto& r : resources_)
+    if (r.uri == spec.uri) {
+      r = std::move(spec);
+      return true;
+    }
+  if (resources_.size() >= kMaxPageItems) return false;
+  resources_.push_back(std::move(spec));
+  return true;
+}
+
+bool PageTools::add_prompt(PromptSpec spec) {
+  for (auto& p : prompts_)
+    if (p.name == spec.name) {
+      p = std::move(spec);
+      return true;
+    }
+  if (prompts_.size() >= kMaxPageItems) return false;
+  prompts_.push_back(std::move(spec));
+  return true;
+}
+
+void PageTools::notify_changed() {
+  auto listeners = std::move(changed_);  // a listener may add others
+  changed_.clear();
+  for (auto& f : listeners)
+    if (f()) changed_.push_back(std::move(f));
+}
+
+std::vector<ToolSpec> PageTools::tools() const {
+  std::vector<ToolSpec> out;
+  for (auto& d : tools_) out.push_back(d.spec);
+  return out;
+}
+
+asio::awaitable<PageAnswer> PageTools::request(PageCall::Kind kind, std::string name, std::string arguments_json) {
+  auto self = shared_from_this();
+  if (ended_) co_return PageAnswer{PageAnswer::Status::ended, "The session has ended", {}};
+  if (!link_) co_return PageAnswer{PageAnswer::Status::not_connected, "The page is not connected", {}};
+  if (pending_.size() >= kMaxPendingCalls)
+    co_return PageAnswer{PageAnswer::Status::failed, "Too many calls are waiting for the page", {}};
+  PageCall call{kind, "c" + std::to_string(next_call_++) + "-" + random_base64url(6), std::move(name),
+                std::move(arguments_json)};
+  auto pending = std::make_shared<Pending>(ex_);
+  pending_[call.id] = pending;
+  link_->send_call(call);
+  pending->timer.expires_after(call_timeout_);
+  co_await pending->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  pending_.erase(call.id);
+  if (pending->answer) co_return std::move(*pending->answer);
+  if (ended_) co_return PageAnswer{PageAnswer::Status::ended, "The session has ended", {}};
+  co_return PageAnswer{PageAnswer::Status::timed_out,
+                       "The page did not answer within " + std::to_string(call_timeout_.count() / 60000) + " minutes",
+                       {}};
+}
+
+void PageTools::answer(const std::string& id, PageAnswer a) {
+  auto it = pending_.find(id);
+  if (it == pending_.end() || it->second->answer) return;
+  it->second->answer = std::move(a);
+  it->second->timer.cancel();
+}
+
+void PageTools::end() {
+  if (ended_) return;
+  ended_ = true;
+  changed_.clear();
+  if (link_) {
+    auto link = std::move(link_);
+    link->close();
+  }
+  for (auto& [id, p] : pending_) p->timer.cancel();
+}
+
+asio::awaitable<ToolResult> PageTools::call(std::string name, std::string arguments_json) {
+  auto self = shared_from_this();
+  if (!has_tool(name)) co_return ToolResult{true, "Unknown tool: " + name};
+  auto a = co_await request(PageCall::Kind::tool, std::move(name), std::move(arguments_json));
+  co_return ToolResult{a.status != PageAnswer::Status::answered, std::move(a.text)};
+}
+
+}  // namespace leuria::core

@@ -1,0 +1,124 @@
+// The page's tools, resources and prompts for one session, and the calls to them. The page reaches
+// us over its WebMCP channel (a PageLink the web door provides); the AI calls through the
+// ToolRegistry interface (the llm door in-process, ACP agents over the MCP endpoint).
+//
+// Limits: a call waits at most `call_timeout` (10 minutes); a call while no channel is connected
+// fails at once; at most kMaxPendingCalls calls wait at a time; at most kMaxPageItems tools,
+// resources and prompts each.
+#pragma once
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tools.hpp"
+
+namespace leuria::core {
+
+inline constexpr std::size_t kMaxPendingCalls = 64;
+inline constexpr std::size_t kMaxPageItems = 256;
+
+struct ResourceSpec {
+  std::string uri;
+  std::string name;
+  std::string description;
+  std::string mime_type;
+};
+
+struct PromptSpec {
+  std::string name;
+  std::string description;
+  std::string arguments_json;  // a JSON array, as text
+};
+
+struct PageCall {
+  enum class Kind { tool, resource, prompt } kind = Kind::tool;
+  std::string id;
+  std::string name;            // tool or prompt name, or resource uri
+  std::string arguments_json;  // tool and prompt arguments, as JSON text
+};
+
+struct PageAnswer {
+  enum class Status { answered, failed, not_connected, timed_out, ended } status = Status::answered;
+  std::string text;   // answered: a string result as is, anything else as JSON text; failed: the page's error
+  std::string json;   // answered: the result as JSON text (resources and prompts are structured)
+};
+
+// The page's end of the channel, provided by the web door.
+class PageLink {
+ public:
+  virtual ~PageLink() = default;
+  virtual void send_call(const PageCall& call) = 0;
+  virtual void close() = 0;
+};
+
+// Tool names the page may declare: what every agent can put after mcp__webmcp__.
+bool valid_tool_name(std::string_view name);
+
+class PageTools final : public ToolRegistry, public std::enable_shared_from_this<PageTools> {
+ public:
+  PageTools(boost::asio::any_io_executor ex, std::chrono::milliseconds call_timeout);
+  ~PageTools() override;
+
+  // The channel's credentials, fixed for the session's life.
+  const std::string& channel_id() const { return channel_id_; }
+  bool channel_token_valid(std::string_view token) const;
+  const std::string& channel_token() const { return channel_token_; }
+
+  // A page connected (replacing any earlier socket) or went away.
+  void attach(std::shared_ptr<PageLink> link);
+  void detach(const PageLink* link);
+  bool connected() const { return link_ != nullptr; }
+
+  // Declarations. False when a limit is reached (or the tool's name isn't valid).
+  bool add_tool(ToolSpec spec, std::string annotations_json);
+  void remove_tool(const std::string& name);
+  bool add_resource(ResourceSpec spec);
+  bool add_prompt(PromptSpec spec);
+  struct Declared {
+    ToolSpec spec;
+    std::string annotations_json;
+  };
+  const std::vector<Declared>& declared_tools() const { return tools_; }
+  const std::vector<ResourceSpec>& resources() const { return resources_; }
+  const std::vector<PromptSpec>& prompts() const { return prompts_; }
+  bool has_tool(const std::string& name) const;
+
+  // Runs when the tool list changes (MCP clients that keep a stream open get told); a listener
+  // that returns false is dropped.
+  void on_tools_changed(std::function<bool()> f) { changed_.push_back(std::move(f)); }
+
+  boost::asio::awaitable<PageAnswer> request(PageCall::Kind kind, std::string name, std::string arguments_json);
+  // The page answered call `id` (unknown ids are ignored: late answers to timed-out calls).
+  void answer(const std::string& id, PageAnswer a);
+  // The session ended: the channel closes and waiting calls fail.
+  void end();
+
+  // ToolRegistry
+  std::vector<ToolSpec> tools() const override;
+  boost::asio::awaitable<ToolResult> call(std::string name, std::string arguments_json) override;
+
+ private:
+  struct Pending;
+  void notify_changed();
+
+  boost::asio::any_io_executor ex_;
+  std::chrono::milliseconds call_timeout_;
+  std::string channel_id_;
+  std::string channel_token_;
+  std::shared_ptr<PageLink> link_;
+  std::vector<Declared> tools_;
+  std::vector<ResourceSpec> resources_;
+  std::vector<PromptSpec> prompts_;
+  std::map<std::string, std::shared_ptr<Pending>> pending_;
+  std::vector<std::function<bool()>> changed_;
+  std::uint64_t next_call_ = 1;
+  bool ended_ = false;
+};
+
+}  // namespace leuria::core

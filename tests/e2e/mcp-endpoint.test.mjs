@@ -1,0 +1,360 @@
+// The AI's side of page tools (issue 4, spec "The AI's side"): POST /webmcp/mcp as an MCP server over streamable
+// HTTP, driven with the official @modelcontextprotocol/sdk client, and with raw requests for the edge cases
+// (versions, notifications, Accept, Origin, bearer, GET stream); plus the `leuria mcp-stdio` bridge.
+
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema, EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  startFakeEngine, stopAll, sessionApi, pairCli, freshOrigin, sleep, request, openStream, cleanEnv, BIN,
+  PageChannel, mcpUrl, mcpPost, mcpSession, parseMcpBody,
+} from './helpers.mjs';
+
+const LOOKUP = {
+  name: 'lookup',
+  description: 'Look a word up.',
+  inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+  annotations: { readOnlyHint: true },
+};
+/** The SDK client with bounded waits: every request times out after 10 s unless told otherwise (SDK default: 60 s). */
+class Client extends SdkClient {
+  request(req, schema, options = {}) {
+    return super.request(req, schema, { timeout: 10000, ...options });
+  }
+}
+
+const VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18'];
+const LATEST = '2025-06-18';
+
+const clients = [];
+after(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  await stopAll();
+});
+
+/** Engine + paired page + prepared session + open channel with `tools`; handler answers calls. */
+async function setup({ tools = [LOOKUP], handler, timings, resources = [], prompts = [] } = {}) {
+  const eng = await startFakeEngine({ timings });
+  const origin = freshOrigin('mcp');
+  const { token } = await pairCli(eng, origin);
+  const api = sessionApi(eng, { origin, token });
+  const prep = await api.prepare({});
+  assert.equal(prep.status, 201, prep.body);
+  const page = await PageChannel.connect(eng, prep.json.registrationToken, { origin, tools, handler });
+  for (const r of resources) page.send({ type: 'registerResource', ...r });
+  for (const p of prompts) page.send({ type: 'registerPrompt', ...p });
+  if (resources.length || prompts.length) {
+    await page.waitFor((m) => m.type === 'ack' && m.registration === (prompts.length ? 'registerPrompt' : 'registerResource') &&
+      m.name === (prompts.length ? prompts.at(-1).name : resources.at(-1).uri));
+  }
+  return { eng, origin, api, sid: prep.json.sessionId, page, token: page.token };
+}
+
+/** The SDK client over streamable HTTP with the bearer. */
+async function sdkClient(eng, token, { name = 'leuria-e2e' } = {}) {
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl(eng)), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return { client, transport };
+}
+
+async function rejectsWith(promise, code, message) {
+  let err;
+  try {
+    await promise;
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, 'expected an MCP error');
+  assert.equal(err.code, code, `${err}`);
+  if (message !== undefined) assert.ok(String(err.message).includes(message), `${err.message} should include ${message}`);
+  return err;
+}
+
+describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
+  it('the SDK client connects: server webmcp, tools capability, tools/list, tools/call, ping', async () => {
+    const { eng, page, token } = await setup({ handler: (m) => `found ${m.arguments.query}` });
+    const { client, transport } = await sdkClient(eng, token);
+    assert.equal(client.getServerVersion()?.name, 'webmcp');
+    assert.ok(client.getServerCapabilities()?.tools, JSON.stringify(client.getServerCapabilities()));
+    assert.ok(VERSIONS.includes(transport.protocolVersion), `negotiated ${transport.protocolVersion}`);
+    const { tools } = await client.listTools();
+    assert.equal(tools.length, 1);
+    assert.equal(tools[0].name, 'lookup');
+    assert.equal(tools[0].description, LOOKUP.description);
+    assert.deepEqual(tools[0].inputSchema, LOOKUP.inputSchema);
+    assert.deepEqual(tools[0].annotations, LOOKUP.annotations);
+    const r = await client.callTool({ name: 'lookup', arguments: { query: 'mug' } });
+    assert.deepEqual(r, { content: [{ type: 'text', text: 'found mug' }], isError: false });
+    assert.deepEqual(page.calls.map((c) => c.arguments), [{ query: 'mug' }]);
+    assert.deepEqual(await client.ping(), {});
+  });
+
+  it('tools/call through the SDK: string as is, object as JSON text, page error → JSON-RPC error -32000, unknown tool → error', async () => {
+    const results = { s: 'just text', o: { name: 'Celadon mug', price: 24 }, a: [1, 'two', null], b: true };
+    const { eng, token } = await setup({
+      tools: [{ name: 'answer', inputSchema: { type: 'object', properties: { k: { type: 'string' } } } }],
+      handler: (m) => {
+        if (m.arguments.k === 'err') throw new Error('The catalog is offline.');
+        if (m.arguments.k === 'errobj') return { error: { message: 'No such mug.' } };
+        return results[m.arguments.k];
+      },
+    });
+    const { client } = await sdkClient(eng, token);
+    const call = (k) => client.callTool({ name: 'answer', arguments: { k } });
+    assert.deepEqual((await call('s')).content, [{ type: 'text', text: 'just text' }]);
+    for (const k of ['o', 'a', 'b']) {
+      const r = await call(k);
+      assert.equal(r.isError, false);
+      assert.equal(r.content.length, 1);
+      assert.equal(r.content[0].type, 'text');
+      assert.deepEqual(JSON.parse(r.content[0].text), results[k], r.content[0].text);
+    }
+    await rejectsWith(call('err'), -32000, 'The catalog is offline.');
+    await rejectsWith(call('errobj'), -32000, 'No such mug.');
+    const unk = await client.callTool({ name: 'nope', arguments: {} }).then((r) => ({ result: r }), (e) => ({ error: e }));
+    assert.ok(unk.error || unk.result?.isError === true, `unknown tool must fail: ${JSON.stringify(unk.result)}`);
+  });
+
+  it('not connected: a call while the page has no channel fails at once with -32001', async () => {
+    const { eng, token, page } = await setup();
+    const { client } = await sdkClient(eng, token);
+    page.close();
+    await page.sock.closed;
+    await sleep(100);
+    const t0 = Date.now();
+    await rejectsWith(client.callTool({ name: 'lookup', arguments: { query: 'x' } }), -32001);
+    assert.ok(Date.now() - t0 < 2000, `${Date.now() - t0} ms`);
+  });
+
+  it('resources and prompts round trips through the SDK', async () => {
+    const { eng, token, page } = await setup({
+      resources: [{ uri: 'page://cart', name: 'cart', description: 'The cart.', mimeType: 'application/json' }],
+      prompts: [{ name: 'summarize', description: 'Summarize a topic.', arguments: [{ name: 'topic', description: 'What', required: true }] }],
+      handler: (m) => {
+        if (m.type === 'readResource') return { contents: [{ uri: m.uri, mimeType: 'application/json', text: '{"items":2}' }] };
+        if (m.type === 'getPrompt') return { description: 'Summary', messages: [{ role: 'user', content: { type: 'text', text: `Summarize ${m.arguments.topic}` } }] };
+        return 'ok';
+      },
+    });
+    const { client } = await sdkClient(eng, token);
+    const caps = client.getServerCapabilities();
+    assert.ok(caps.resources && caps.prompts, JSON.stringify(caps));
+    const { resources } = await client.listResources();
+    assert.deepEqual(resources, [{ uri: 'page://cart', name: 'cart', description: 'The cart.', mimeType: 'application/json' }]);
+    const rr = await client.readResource({ uri: 'page://cart' });
+    assert.deepEqual(rr.contents, [{ uri: 'page://cart', mimeType: 'application/json', text: '{"items":2}' }]);
+    assert.equal(page.messages.find((m) => m.type === 'readResource')?.uri, 'page://cart');
+    const { prompts } = await client.listPrompts();
+    assert.deepEqual(prompts, [{ name: 'summarize', description: 'Summarize a topic.', arguments: [{ name: 'topic', description: 'What', required: true }] }]);
+    const gp = await client.getPrompt({ name: 'summarize', arguments: { topic: 'mugs' } });
+    assert.deepEqual(gp.messages, [{ role: 'user', content: { type: 'text', text: 'Summarize mugs' } }]);
+    const g = page.messages.find((m) => m.type === 'getPrompt');
+    assert.deepEqual({ name: g.name, arguments: g.arguments }, { name: 'summarize', arguments: { topic: 'mugs' } });
+  });
+
+  it('version negotiation: each supported version is echoed; an unknown one gets the latest (2025-06-18)', async () => {
+    const { eng, token } = await setup();
+    for (const v of [...VERSIONS, '2099-01-01', '2024-10-07', 'garbage']) {
+      const r = await mcpPost(eng, token, {
+        jsonrpc: '2.0', id: 1, method: 'initialize',
+        params: { protocolVersion: v, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      });
+      assert.equal(r.status, 200, `${v}: ${r.status} ${r.body}`);
+      const res = r.rpc?.result;
+      assert.ok(res, `${v}: ${r.body}`);
+      assert.equal(res.protocolVersion, VERSIONS.includes(v) ? v : LATEST, `client ${v}`);
+      assert.equal(res.serverInfo?.name, 'webmcp');
+      assert.equal(typeof res.serverInfo?.version, 'string');
+      assert.ok(res.capabilities?.tools, JSON.stringify(res.capabilities));
+      assert.equal(r.rpc.id, 1);
+      assert.equal(r.rpc.jsonrpc, '2.0');
+      const sid = r.headers['mcp-session-id'];
+      assert.ok(sid && /^[\x21-\x7e]+$/.test(sid), `Mcp-Session-Id header (visible ASCII): ${JSON.stringify(r.headers)}`);
+    }
+  });
+
+  it('notifications answer 202 with an empty body; ping answers {}; unknown method and server/discover answer -32601', async () => {
+    const { eng, token } = await setup();
+    // Claude Code's new adapter starts with server/discover, before initialize: it must answer at once
+    const t0 = Date.now();
+    const d = await mcpPost(eng, token, { jsonrpc: '2.0', id: 'disc', method: 'server/discover', params: {} }, { timeoutMs: 3000 });
+    assert.ok(Date.now() - t0 < 2000);
+    assert.equal(d.rpc?.error?.code, -32601, `${d.status} ${d.body}`);
+    assert.equal(d.rpc.id, 'disc');
+    const s = await mcpSession(eng, token);
+    for (const n of ['notifications/initialized', 'notifications/cancelled', 'notifications/roots/list_changed', 'notifications/whatever']) {
+      const r = await s.notify(n, n === 'notifications/cancelled' ? { requestId: 99, reason: 'x' } : undefined);
+      assert.equal(r.status, 202, `${n}: ${r.status} ${r.body}`);
+      assert.equal(r.body, '', `${n}: empty body`);
+    }
+    const p = await s.call('ping');
+    assert.deepEqual(p.rpc.result, {}, p.body);
+    const u = await s.call('tools/destroy', {});
+    assert.equal(u.rpc?.error?.code, -32601, u.body);
+    const d2 = await s.call('server/discover', {});
+    assert.equal(d2.rpc?.error?.code, -32601, d2.body);
+    // a JSON-RPC response from the client (e.g. to a server request) is accepted like a notification
+    const resp = await mcpPost(eng, token, { jsonrpc: '2.0', id: 777, result: {} }, { headers: s.headers });
+    assert.equal(resp.status, 202, `${resp.status} ${resp.body}`);
+  });
+
+  it('works without Mcp-Session-Id (clients that drop it), and with it', async () => {
+    const { eng, token } = await setup({ handler: () => 'no session needed' });
+    const s = await mcpSession(eng, token);
+    assert.ok(s.sessionId);
+    const withId = await s.call('tools/list');
+    assert.deepEqual(withId.rpc.result.tools.map((t) => t.name), ['lookup']);
+    const bare = { 'MCP-Protocol-Version': s.version };
+    const list = await mcpPost(eng, token, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, { headers: bare });
+    assert.equal(list.status, 200, list.body);
+    assert.deepEqual(list.rpc.result.tools.map((t) => t.name), ['lookup']);
+    const call = await mcpPost(eng, token, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'lookup', arguments: { query: 'q' } } });
+    assert.equal(call.status, 200, call.body);
+    assert.equal(call.rpc.result?.content?.[0]?.text, 'no session needed', call.body);
+    const n = await mcpPost(eng, token, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    assert.equal(n.status, 202);
+  });
+
+  it('SSE vs JSON by Accept: a slow call answers event: message / data: <json-rpc> with SSE, plain JSON without', async () => {
+    const { eng, token } = await setup({ handler: async (m) => { await sleep(1200); return `slow ${m.arguments.query}`; } });
+    const s = await mcpSession(eng, token);
+    const call = { jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'lookup', arguments: { query: 'a' } } };
+    const sse = await mcpPost(eng, token, call, { headers: s.headers, accept: 'application/json, text/event-stream' });
+    assert.equal(sse.status, 200, sse.body);
+    assert.match(sse.headers['content-type'] || '', /^text\/event-stream/, `content-type ${sse.headers['content-type']}`);
+    assert.match(sse.body, /(^|\n)event: message\ndata: /, sse.body);
+    for (const block of sse.body.split('\n\n').filter((b) => b.trim())) {
+      assert.ok(block.startsWith(':') || /^event: message\ndata: .+$/.test(block) || /^(id: [^\n]+\n)?event: message\ndata: .+$/.test(block), `block: ${JSON.stringify(block)}`);
+    }
+    assert.deepEqual(parseMcpBody(sse), { jsonrpc: '2.0', id: 41, result: { content: [{ type: 'text', text: 'slow a' }], isError: false } });
+
+    const json = await mcpPost(eng, token, { ...call, id: 42 }, { headers: s.headers, accept: 'application/json' });
+    assert.equal(json.status, 200, json.body);
+    assert.match(json.headers['content-type'] || '', /^application\/json/, `content-type ${json.headers['content-type']}`);
+    assert.deepEqual(JSON.parse(json.body), { jsonrpc: '2.0', id: 42, result: { content: [{ type: 'text', text: 'slow a' }], isError: false } });
+    // quick requests with Accept application/json are JSON too
+    const list = await mcpPost(eng, token, { jsonrpc: '2.0', id: 43, method: 'tools/list' }, { headers: s.headers, accept: 'application/json' });
+    assert.match(list.headers['content-type'] || '', /^application\/json/);
+    assert.equal(list.json?.id, 43);
+  });
+
+  it('GET /webmcp/mcp: an SSE stream with Accept text/event-stream that carries tools/list_changed; 405 without', async () => {
+    const { eng, token, page } = await setup();
+    const s = await mcpSession(eng, token);
+    const plain = await request(eng, { method: 'GET', path: '/webmcp/mcp', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...s.headers } });
+    assert.equal(plain.status, 405, `${plain.status} ${plain.body}`);
+    // raw stream
+    const raw = openStream(eng, '/webmcp/mcp', { headers: { Authorization: `Bearer ${token}`, ...s.headers } });
+    const res = await raw.response;
+    assert.equal(res.status, 200, raw.body);
+    assert.match(res.headers['content-type'] || '', /^text\/event-stream/);
+    // the SDK client (it opens the GET stream itself after initialize)
+    const { client } = await sdkClient(eng, token);
+    const changed = new Promise((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => resolve(n)));
+    await sleep(300); // let the SDK's GET stream open
+    await page.registerTool({ name: 'late_tool', description: 'Declared late.' });
+    const n = await Promise.race([changed, sleep(4000).then(() => null)]);
+    assert.ok(n, 'the SDK client got notifications/tools/list_changed');
+    assert.equal(n.method, 'notifications/tools/list_changed');
+    const ev = await raw.waitFor((e) => e.data?.method === 'notifications/tools/list_changed', 4000);
+    assert.equal(ev.event, 'message');
+    assert.equal(ev.data.jsonrpc, '2.0');
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['late_tool', 'lookup']);
+    // deregistering changes the list too
+    const from = raw.events.length;
+    page.send({ type: 'deregisterTool', name: 'late_tool' });
+    await raw.waitFor((e) => e.data?.method === 'notifications/tools/list_changed', 4000, { from });
+    raw.close();
+  });
+
+  it('callers: a web Origin gets 403 (even the page\'s own, with a valid bearer); no or a wrong bearer gets 401', async () => {
+    const { eng, token, origin } = await setup();
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    for (const o of [origin, freshOrigin('evil'), `http://127.0.0.1:${eng.port}`]) {
+      const r = await mcpPost(eng, token, init, { headers: { Origin: o } });
+      assert.equal(r.status, 403, `Origin ${o}: ${r.status} ${r.body}`);
+      const g = await request(eng, { method: 'GET', path: '/webmcp/mcp', headers: { Origin: o, Authorization: `Bearer ${token}`, Accept: 'text/event-stream' }, timeoutMs: 3000 });
+      assert.equal(g.status, 403, `GET with Origin ${o}: ${g.status}`);
+    }
+    for (const [what, bearer] of [['none', undefined], ['wrong', 'x'.repeat(43)], ['grant token of the page', (await pairCli(eng, freshOrigin('g'))).token], ['suffix', `${token}x`]]) {
+      const r = await mcpPost(eng, bearer, init);
+      assert.equal(r.status, 401, `${what}: ${r.status} ${r.body}`);
+    }
+    const basic = await mcpPost(eng, null, init, { headers: { Authorization: `Basic ${Buffer.from(`x:${token}`).toString('base64')}` } });
+    assert.equal(basic.status, 401);
+    const ok = await mcpPost(eng, token, init);
+    assert.equal(ok.status, 200);
+  });
+
+  it('malformed requests: invalid JSON → -32700; not JSON-RPC → -32600; GET without a bearer → 401', async () => {
+    const { eng, token } = await setup();
+    const bad = await request(eng, { method: 'POST', path: '/webmcp/mcp', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{not json' });
+    assert.ok(bad.status === 400 || bad.status === 200, `${bad.status} ${bad.body}`);
+    assert.equal(parseMcpBody(bad)?.error?.code, -32700, bad.body);
+    const notRpc = await mcpPost(eng, token, { hello: 'world' });
+    assert.ok(notRpc.status === 400 || notRpc.status === 200, `${notRpc.status} ${notRpc.body}`);
+    assert.equal(notRpc.rpc?.error?.code, -32600, notRpc.body);
+    const g = await request(eng, { method: 'GET', path: '/webmcp/mcp', headers: { Accept: 'text/event-stream' }, timeoutMs: 3000 });
+    assert.equal(g.status, 401);
+  });
+
+  it('an ended session\'s channel token is refused (401)', async () => {
+    const { eng, token, api, sid } = await setup();
+    const s = await mcpSession(eng, token);
+    assert.equal((await api.close(sid)).status, 200);
+    const r = await s.call('tools/list');
+    assert.equal(r.status, 401, r.body);
+  });
+
+  it('leuria mcp-stdio <url> with LEURIA_MCP_TOKEN: an MCP stdio server (the SDK\'s StdioClientTransport) forwarding to the endpoint', async () => {
+    const { eng, token, page } = await setup({
+      handler: (m) => (m.arguments.query === 'fail' ? { error: 'Nothing found.' } : { hits: [m.arguments.query] }),
+    });
+    const transport = new StdioClientTransport({
+      command: BIN,
+      args: ['mcp-stdio', mcpUrl(eng)],
+      env: cleanEnv({ LEURIA_MCP_TOKEN: token }),
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (d) => (stderr += d));
+    const client = new Client({ name: 'stdio-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    clients.push(client);
+    assert.equal(client.getServerVersion()?.name, 'webmcp', stderr);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['lookup']);
+    assert.deepEqual(tools[0].inputSchema, LOOKUP.inputSchema);
+    const r = await client.callTool({ name: 'lookup', arguments: { query: 'mug' } });
+    assert.deepEqual(JSON.parse(r.content[0].text), { hits: ['mug'] });
+    assert.equal(r.isError, false);
+    await rejectsWith(client.callTool({ name: 'lookup', arguments: { query: 'fail' } }), -32000, 'Nothing found.');
+    await rejectsWith(client.request({ method: 'no/such', params: {} }, EmptyResultSchema), -32601);
+    assert.deepEqual(await client.ping(), {});
+    assert.equal(page.calls.length, 2);
+    await client.close();
+  });
+
+  it('leuria mcp-stdio: a wrong token surfaces as an error to the client, not a hang', async () => {
+    const { eng } = await setup();
+    const transport = new StdioClientTransport({
+      command: BIN, args: ['mcp-stdio', mcpUrl(eng)], env: cleanEnv({ LEURIA_MCP_TOKEN: 'wrong' }), stderr: 'pipe',
+    });
+    const client = new Client({ name: 'stdio-e2e', version: '1.0.0' });
+    clients.push(client);
+    const r = await Promise.race([
+      client.connect(transport).then(() => 'connected', (e) => `error: ${e.message}`),
+      sleep(8000).then(() => 'hang'),
+    ]);
+    assert.notEqual(r, 'hang', 'initialize with a wrong token must fail within 8 s');
+    assert.notEqual(r, 'connected', 'a wrong token must not connect');
+  });
+});
