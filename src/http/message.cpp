@@ -1,6 +1,17 @@
 #include "http/message.hpp"
 
+#include <boost/json/serialize.hpp>
+
 namespace leuria::http {
+
+Response json_response(unsigned status, const boost::json::value& body) {
+  Response r;
+  r.status = status;
+  r.set("Content-Type", "application/json");
+  r.set("Cache-Control", "no-store");
+  r.body = boost::json::serialize(body);
+  return r;
+}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

@@ -2,6 +2,7 @@
 // and their tests stay free of it; http/server.cpp converts at the edge.
 #pragma once
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
 #include <functional>
 #include <optional>
 #include <string>
@@ -71,6 +72,9 @@ struct Response {
 using Handler = std::function<boost::asio::awaitable<Response>(Request&)>;
 
 bool iequals(std::string_view a, std::string_view b);
+
+// A JSON answer: Content-Type application/json, not cached.
+Response json_response(unsigned status, const boost::json::value& body);
 
 // The value of a query parameter, percent-decoded; nullopt when absent.
 std::optional<std::string> query_param(std::string_view query, std::string_view name);

@@ -18,14 +18,7 @@ namespace json = boost::json;
 
 namespace {
 
-http::Response json_http(unsigned status, const json::value& body) {
-  http::Response r;
-  r.status = status;
-  r.set("Content-Type", "application/json");
-  r.set("Cache-Control", "no-store");
-  r.body = json::serialize(body);
-  return r;
-}
+http::Response json_http(unsigned status, const json::value& body) { return http::json_response(status, body); }
 
 http::Response plain_error(unsigned status, std::string_view message) {
   return json_http(status, json::object{{"error", message}});

@@ -6,14 +6,7 @@ namespace leuria::web {
 
 namespace json = boost::json;
 
-http::Response json_response(unsigned status, const json::value& body) {
-  http::Response r;
-  r.status = status;
-  r.set("Content-Type", "application/json");
-  r.set("Cache-Control", "no-store");
-  r.body = json::serialize(body);
-  return r;
-}
+http::Response json_response(unsigned status, const json::value& body) { return http::json_response(status, body); }
 
 http::Response error_response(unsigned status, std::string_view message, std::string_view code) {
   json::object o;
