@@ -16,10 +16,13 @@ constexpr std::chrono::milliseconds kKeepAlive{15'000};
 
 http::Response not_found() { return error_response(404, "Session not found"); }
 
-// Sessions belong to the caller's origin; local processes own the sessions they make ("").
-std::string owner(const core::Caller& c) { return c.kind == core::CallerKind::web ? c.origin : std::string(); }
+std::string owner(const core::Caller& c) { return session_owner(c); }
 
 }  // namespace
+
+std::string session_owner(const core::Caller& c) {
+  return c.kind == core::CallerKind::web ? c.origin : std::string();
+}
 
 http::Response session_prepare(WebContext& ctx, const http::Request& req, const core::Caller& caller) {
   auto body = parse_body(req);

@@ -55,7 +55,7 @@ http::Response webmcp_register(WebContext& ctx, const http::Request& req, const 
   if (auto refused = refuse_origin(ctx, caller)) return *refused;
   if (!req.websocket) return error_response(400, "Expected a WebSocket upgrade");
   http::Response r;
-  const std::string origin = caller.kind == core::CallerKind::web ? caller.origin : std::string();
+  const std::string origin = session_owner(caller);
   r.upgrade = [&ctx, origin](http::WebSocket& ws) { return register_page(ws, ctx, origin); };
   return r;
 }
@@ -65,7 +65,7 @@ http::Response webmcp_channel(WebContext& ctx, const http::Request& req, const s
   if (auto refused = refuse_origin(ctx, caller)) return *refused;
   auto session = ctx.sessions.find_by_channel(channel_id);
   const std::string token = http::query_param(req.query, "token").value_or("");
-  const std::string origin = caller.kind == core::CallerKind::web ? caller.origin : std::string();
+  const std::string origin = session_owner(caller);
   if (!session || session->origin() != origin || !session->page_tools().channel_token_valid(token))
     return error_response(401, "Invalid channel token");
   if (!req.websocket) return error_response(400, "Expected a WebSocket upgrade");
