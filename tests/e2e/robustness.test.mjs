@@ -51,8 +51,10 @@ describe('grants.json edited while the engine runs', { timeout: 30000 }, () => {
   it('corrupt copies are private (0600)', async () => {
     const eng = await startEngine();
     const file = path.join(eng.home, 'grants.json');
-    fs.writeFileSync(file, '{broken', { mode: 0o644 });
-    fs.chmodSync(file, 0o644);
+    // Made world-readable first, then moved into place: the engine reacts to the rename at once.
+    fs.writeFileSync(`${file}.new`, '{broken');
+    fs.chmodSync(`${file}.new`, 0o644);
+    fs.renameSync(`${file}.new`, file);
     await sleep(300);
     const aside = (await fsp.readdir(eng.home)).find((n) => n.startsWith('grants.json.corrupt'));
     assert.ok(aside, 'moved aside');
