@@ -164,16 +164,14 @@ int run_engine(const StartOptions& o) {
                    log_spawn_error);
 
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    asio::steady_timer grace(ioc);  // agents' last moment before the engine stops
     signals.async_wait([&](boost::system::error_code, int) {
       spdlog::info("event=engine.stopping");
       boost::system::error_code ignored;
       acceptor.close(ignored);
       sessions.end_all();  // agents get SIGTERM now, SIGKILL if they linger
-      asio::steady_timer* grace = new asio::steady_timer(ioc, std::chrono::milliseconds(200));
-      grace->async_wait([&ioc, grace](boost::system::error_code) {
-        delete grace;
-        ioc.stop();
-      });
+      grace.expires_after(std::chrono::milliseconds(200));
+      grace.async_wait([&ioc](boost::system::error_code) { ioc.stop(); });
     });
 
     const std::string url = "http://127.0.0.1:" + std::to_string(port);

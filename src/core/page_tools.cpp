@@ -60,17 +60,29 @@ bool PageTools::has_tool(const std::string& name) const {
   return std::any_of(tools_.begin(), tools_.end(), [&](const Declared& d) { return d.spec.name == name; });
 }
 
-bool PageTools::add_tool(ToolSpec spec, std::string annotations_json) {
-  if (!valid_tool_name(spec.name)) return false;
-  for (auto& d : tools_) {
-    if (d.spec.name == spec.name) {
-      d = Declared{std::move(spec), std::move(annotations_json)};
-      notify_changed();
+namespace {
+
+// Replaces the item with the same key, else appends it while the list has room. False when full.
+template <class T, class Key>
+bool upsert(std::vector<T>& items, T item, Key key) {
+  for (auto& existing : items) {
+    if (key(existing) == key(item)) {
+      existing = std::move(item);
       return true;
     }
   }
-  if (tools_.size() >= kMaxPageItems) return false;
-  tools_.push_back(Declared{std::move(spec), std::move(annotations_json)});
+  if (items.size() >= kMaxPageItems) return false;
+  items.push_back(std::move(item));
+  return true;
+}
+
+}  // namespace
+
+bool PageTools::add_tool(ToolSpec spec, std::string annotations_json) {
+  if (!valid_tool_name(spec.name)) return false;
+  if (!upsert(tools_, Declared{std::move(spec), std::move(annotations_json)},
+              [](const Declared& d) { return d.spec.name; }))
+    return false;
   notify_changed();
   return true;
 }
@@ -82,25 +94,11 @@ void PageTools::remove_tool(const std::string& name) {
 }
 
 bool PageTools::add_resource(ResourceSpec spec) {
-  for (auto& r : resources_)
-    if (r.uri == spec.uri) {
-      r = std::move(spec);
-      return true;
-    }
-  if (resources_.size() >= kMaxPageItems) return false;
-  resources_.push_back(std::move(spec));
-  return true;
+  return upsert(resources_, std::move(spec), [](const ResourceSpec& r) { return r.uri; });
 }
 
 bool PageTools::add_prompt(PromptSpec spec) {
-  for (auto& p : prompts_)
-    if (p.name == spec.name) {
-      p = std::move(spec);
-      return true;
-    }
-  if (prompts_.size() >= kMaxPageItems) return false;
-  prompts_.push_back(std::move(spec));
-  return true;
+  return upsert(prompts_, std::move(spec), [](const PromptSpec& p) { return p.name; });
 }
 
 void PageTools::notify_changed() {

@@ -10,21 +10,10 @@ import {
   startFakeEngine, stopAll, sessionApi, pairCli, runCli, web, poll, sleep, freshOrigin, waitPidGone, pidExists,
   procStat, ADMIN_TOKEN,
 } from './helpers.mjs';
+import { startSessionTurn as run } from './helpers.mjs';
 
 const TMP = os.tmpdir();
 
-/** Prepare, open the stream, approve. Returns {api, id, stream}. */
-async function run(eng, body = {}, who = {}) {
-  const api = sessionApi(eng, who);
-  const r = await api.prepare(body);
-  assert.equal(r.status, 201, `prepare: ${r.status} ${r.body}`);
-  const id = r.json.sessionId;
-  const stream = api.stream(id);
-  await stream.response;
-  const a = await api.approve(id);
-  assert.equal(a.status, 200, `approve: ${a.status} ${a.body}`);
-  return { api, id, stream };
-}
 
 const entries = (eng, kind) => eng.readLog().filter((e) => e.kind === kind);
 const chunks = (s) => s.events.filter((e) => e.event === 'chunk').map((e) => e.data).join('');

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import {
   startEngine, stopAll, sessionApi, pairCli, web, local, poll, sleep, freshOrigin, closedPort,
 } from './helpers.mjs';
+import { startSessionTurn as run } from './helpers.mjs';
 import { startOpenAiServer } from '../fakes/openai-server.mjs';
 
 const servers = [];
@@ -25,17 +26,6 @@ function llmEngine(baseUrl, { agent = 'llm:fake', apiKey, name = 'Fake', kind = 
   });
 }
 
-async function run(eng, body = {}, who = {}) {
-  const api = sessionApi(eng, who);
-  const r = await api.prepare(body);
-  assert.equal(r.status, 201, `prepare: ${r.status} ${r.body}`);
-  const id = r.json.sessionId;
-  const stream = api.stream(id);
-  await stream.response;
-  const a = await api.approve(id);
-  assert.equal(a.status, 200, `approve: ${a.status} ${a.body}`);
-  return { api, id, stream };
-}
 
 /** stream.waitFor, but a failure also says whether the engine itself died (and how). */
 async function waitEvent(eng, stream, pred, ms = 8000) {

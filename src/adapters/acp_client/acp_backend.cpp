@@ -171,8 +171,7 @@ asio::awaitable<rpc::Result> AcpBackend::on_request(std::string method, json::va
     co_return rpc::RpcError{rpc::kMethodNotFound, "The client does not offer " + method, nullptr};
   auto req = parse_permission_request(params);
   // The name an earlier tool_call gave this call counts only under the same rule as its title.
-  const bool builtin_kind = req.tool_call.kind && *req.tool_call.kind != "other";
-  if (auto it = tool_names_.find(req.tool_call.id); it != tool_names_.end() && !builtin_kind)
+  if (auto it = tool_names_.find(req.tool_call.id); it != tool_names_.end() && !req.builtin_kind)
     req.names.push_back(it->second);
   std::vector<std::string> page_tools;
   for (auto& t : tools_->tools()) page_tools.push_back(t.name);

@@ -169,8 +169,8 @@ PermissionRequest parse_permission_request(const json::value& params) {
     if (out.tool_call.tool_name) out.names.push_back(*out.tool_call.tool_name);
     // A title is text the agent builds, for a shell from the model's own command: it names a page
     // tool only on a call that isn't a built-in kind (MCP tools are "other").
-    const bool builtin_kind = out.tool_call.kind && *out.tool_call.kind != "other";
-    if (out.tool_call.title && !builtin_kind) out.names.push_back(*out.tool_call.title);
+    out.builtin_kind = out.tool_call.kind && *out.tool_call.kind != "other";
+    if (out.tool_call.title && !out.builtin_kind) out.names.push_back(*out.tool_call.title);
   }
   if (auto* opts = field(params, "options"); opts && opts->is_array())
     for (auto& o : opts->as_array())

@@ -66,6 +66,8 @@ struct PermissionRequest {
   core::ToolCallInfo tool_call;
   std::vector<std::string> names;  // every name the agent gives the tool (title, _meta tool name)
   std::vector<core::PermissionOption> options;
+  // One of the agent's own kinds (execute, edit, …): its title is the agent's text, never a page tool.
+  bool builtin_kind = false;
 };
 PermissionRequest parse_permission_request(const boost::json::value& params);
 boost::json::value permission_result(const std::optional<std::string>& option_id);

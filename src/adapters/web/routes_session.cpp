@@ -16,8 +16,6 @@ constexpr std::chrono::milliseconds kKeepAlive{15'000};
 
 http::Response not_found() { return error_response(404, "Session not found"); }
 
-std::string owner(const core::Caller& c) { return session_owner(c); }
-
 }  // namespace
 
 std::string session_owner(const core::Caller& c) {
@@ -29,7 +27,7 @@ http::Response session_prepare(WebContext& ctx, const http::Request& req, const 
   if (!body) return body.error();
   auto request = parse_prepare(*body);
   if (!request) return request.error();
-  const std::string origin = owner(caller);
+  const std::string origin = session_owner(caller);
   auto ai = core::choose_ai(origin.empty() ? nullptr : ctx.grants.find(origin), ctx.info.default_ai);
   auto s = ctx.sessions.prepare(origin, ai, std::move(*request));
   if (!s) return session_error(s.error());
@@ -42,14 +40,14 @@ http::Response session_prepare(WebContext& ctx, const http::Request& req, const 
 }
 
 http::Response session_get(WebContext& ctx, const std::string& id, const core::Caller& caller) {
-  auto s = ctx.sessions.find(id, owner(caller));
+  auto s = ctx.sessions.find(id, session_owner(caller));
   if (!s) return not_found();
   return json_response(200, encode_session(*s, ctx.gate.port));
 }
 
 http::Response session_action(WebContext& ctx, const http::Request& req, const std::string& id,
                               const std::string& action, const core::Caller& caller) {
-  auto s = ctx.sessions.find(id, owner(caller));
+  auto s = ctx.sessions.find(id, session_owner(caller));
   if (!s) return not_found();
   auto body = parse_body(req);
   if (!body) return body.error();
@@ -76,7 +74,7 @@ http::Response session_action(WebContext& ctx, const http::Request& req, const s
 }
 
 http::Response session_stream(WebContext& ctx, const std::string& id, const core::Caller& caller) {
-  auto s = ctx.sessions.find(id, owner(caller));
+  auto s = ctx.sessions.find(id, session_owner(caller));
   if (!s) return not_found();
   auto subscriber = s->subscribe();
   http::Response r;

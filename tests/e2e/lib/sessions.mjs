@@ -1,6 +1,7 @@
 // Sessions and agents for the leuria end-to-end tests: the scripted ACP agent (config, log, startFakeEngine),
 // the per-caller session API (sessionApi), and process checks (pidExists, procStat, waitPidGone, rssKb).
 
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -62,6 +63,19 @@ export function sessionApi(engine, who = {}) {
 }
 
 /** Whether a process exists (a zombie still exists). */
+/** Prepare, open the stream, approve: a session's first turn under way. Returns {api, id, stream}. */
+export async function startSessionTurn(eng, body = {}, who = {}) {
+  const api = sessionApi(eng, who);
+  const r = await api.prepare(body);
+  assert.equal(r.status, 201, `prepare: ${r.status} ${r.body}`);
+  const id = r.json.sessionId;
+  const stream = api.stream(id);
+  await stream.response;
+  const a = await api.approve(id);
+  assert.equal(a.status, 200, `approve: ${a.status} ${a.body}`);
+  return { api, id, stream };
+}
+
 export function pidExists(pid) {
   try {
     process.kill(pid, 0);
