@@ -21,6 +21,8 @@ class Backends final : public core::BackendFactory {
                                                                               core::BackendSink& sink,
                                                                               std::shared_ptr<core::ToolRegistry> tools) override;
   const core::AiCatalog& catalog() const { return catalog_; }
+  // Sessions started from now on use these AIs; running ones keep theirs.
+  void set_catalog(core::AiCatalog catalog) { catalog_ = std::move(catalog); }
 
  private:
   boost::asio::any_io_executor ex_;

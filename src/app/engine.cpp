@@ -12,6 +12,7 @@
 extern char** environ;
 #include <spdlog/spdlog.h>
 
+#include "adapters/embed/local_embedder.hpp"
 #include "adapters/mcp_server/endpoint.hpp"
 #include "adapters/web/router.hpp"
 #include "app/ai_commands.hpp"
@@ -24,7 +25,7 @@ extern char** environ;
 #include "http/server.hpp"
 #include "store/config_file.hpp"
 #include "store/grants_file.hpp"
-#include "store/grants_watch.hpp"
+#include "store/home_watch.hpp"
 #include "store/home.hpp"
 #include "transport/listener.hpp"
 
@@ -56,6 +57,18 @@ std::variant<int, std::string> resolve_port(const StartOptions& o, const store::
   }
   if (config.port) return *config.port;
   return kDefaultPort;
+}
+
+// The names pages and /health show for each AI: config.json's, else the catalog's.
+std::map<std::string, std::string> ai_names(const store::Config& config, const core::AiCatalog& catalog) {
+  std::map<std::string, std::string> names = config.agent_names;
+  for (auto& a : catalog.agents) names.emplace(a.id, a.name);
+  for (auto& p : catalog.providers) names.emplace("llm:" + p.id, p.name);
+  return names;
+}
+
+core::AiChoice default_ai(const store::Config& config) {
+  return core::AiChoice{config.agent.value_or(core::kDefaultAgent), config.model};
 }
 
 void log_spawn_error(std::exception_ptr e) {
@@ -113,9 +126,10 @@ int run_engine(const StartOptions& o) {
     acp_client::AcpOptions acp{LEURIA_VERSION, std::filesystem::read_symlink("/proc/self/exe", tmp_ec).string(),
                                std::filesystem::temp_directory_path(), acp_client::agent_environment(environ),
                                t.kill_grace};
-    std::map<std::string, std::string> ai_names = config->agent_names;
-    for (auto& a : catalog->agents) ai_names.emplace(a.id, a.name);
-    for (auto& p : catalog->providers) ai_names.emplace("llm:" + p.id, p.name);
+    embed::LocalEmbedder embedder(ioc.get_executor(), t.embed_cache);
+    embedder.set_providers(catalog->providers);
+    embedder.set_choice(config->embed);
+    auto names = ai_names(*config, *catalog);
     Backends backends(ioc.get_executor(), std::move(*catalog), acp);
     core::SessionLimits limits;
     limits.start_timeout = t.session_start;
@@ -128,7 +142,34 @@ int run_engine(const StartOptions& o) {
       spdlog::info("event=grant.changed origin={}", origin);
       sessions.end_origin(origin);
     });
-    store::GrantsWatch watch(ioc.get_executor(), home, [&grants] {
+
+    PairingAnnouncer announcer(app_mode, port, !o.no_open);
+    core::PairingBook pairing(ioc.get_executor(), grants,
+                              app_mode ? core::PairingMode::link_asks : core::PairingMode::claim_asks, t.pairing,
+                              announcer);
+
+    web::WebContext ctx{grants, pairing, sessions, embedder,
+                        web::GateConfig{port, o.app && !o.dev_pairing, app_mode, admin_token},
+                        web::EngineInfo{LEURIA_VERSION, app_mode, default_ai(*config), names, t.ping}};
+    web::WebApi api(std::move(ctx));
+
+    // The visitor's files, changed by another leuria command or by hand, apply at once: grants
+    // (revocations), and the AI settings for sessions started from now on and for embeddings.
+    // A file that doesn't read keeps what we have and says why.
+    auto reload_ai = [&] {
+      auto config = store::load_config(home);
+      if (!config) return spdlog::error("event=config.reload_failed error=\"{}\"", config.error());
+      auto catalog = load_catalog(home);
+      if (!catalog) return spdlog::error("event=config.reload_failed error=\"{}\"", catalog.error());
+      embedder.set_providers(catalog->providers);
+      embedder.set_choice(config->embed);
+      api.set_ai(default_ai(*config), ai_names(*config, *catalog));
+      backends.set_catalog(std::move(*catalog));
+      spdlog::info("event=config.reloaded");
+    };
+    store::HomeWatch watch(ioc.get_executor(), home, [&grants, &reload_ai](std::string_view name) {
+      if (name == "config.json" || name == "providers.json") return reload_ai();
+      if (name != "grants.json") return;
       try {
         grants.reload();
       } catch (const std::exception& e) {
@@ -137,18 +178,6 @@ int run_engine(const StartOptions& o) {
       }
     });
     watch.start();
-
-    PairingAnnouncer announcer(app_mode, port, !o.no_open);
-    core::PairingBook pairing(ioc.get_executor(), grants,
-                              app_mode ? core::PairingMode::link_asks : core::PairingMode::claim_asks, t.pairing,
-                              announcer);
-
-    web::WebContext ctx{grants, pairing, sessions,
-                        web::GateConfig{port, o.app && !o.dev_pairing, app_mode, admin_token},
-                        web::EngineInfo{LEURIA_VERSION, app_mode,
-                                        core::AiChoice{config->agent.value_or(core::kDefaultAgent), config->model},
-                                        ai_names, t.ping}};
-    web::WebApi api(std::move(ctx));
     mcp_server::McpEndpoint mcp(sessions, port, LEURIA_VERSION);
     // Two doors on one listener: the AI's MCP endpoint, and everything else (the page protocol).
     http::Handler handler = [&api, &mcp](http::Request& r) {

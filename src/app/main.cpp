@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "app/ai_commands.hpp"
+#include "app/embed_command.hpp"
 #include "app/engine.hpp"
 #include "app/mcp_stdio.hpp"
 #include "app/options.hpp"
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
         else if constexpr (std::is_same_v<T, a::ProvidersList>) return a::providers_list();
         else if constexpr (std::is_same_v<T, a::ProvidersAdd>) return a::providers_add(c);
         else if constexpr (std::is_same_v<T, a::McpStdio>) return a::mcp_stdio(c.url);
+        else if constexpr (std::is_same_v<T, a::EmbedShow>) return a::embed_show();
+        else if constexpr (std::is_same_v<T, a::EmbedSet>) return a::embed_set(c.choice);
         else return a::providers_remove(c);
       },
       command);

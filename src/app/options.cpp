@@ -14,7 +14,7 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
       "leuria"};
   cli.set_version_flag("--version", "leuria " LEURIA_VERSION, "Print the version and exit");
   cli.footer(
-      "Files live in LEURIA_HOME (default ~/.leuria): config.json, grants.json.\n"
+      "Files live in LEURIA_HOME (default ~/.leuria): config.json, grants.json, providers.json.\n"
       "Port: --port, else LEURIA_PORT, else config.json \"port\", else 19570.\n"
       "App mode (--app) needs LEURIA_ADMIN_TOKEN (32+ characters) and writes JSON lines on stdout.\n");
 
@@ -64,6 +64,15 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
   ProvidersRemove provider_remove;
   auto* providers_remove = providers->add_subcommand("remove", "Remove a server you added");
   providers_remove->add_option("id", provider_remove.id)->required();
+  auto* embed = cli.add_subcommand(
+      "embed", "Show the local embedding models (LM Studio, Ollama) and the one pages get for POST /embed");
+  EmbedSet embed_use{{core::EmbedChoice::Mode::chosen, "", ""}};
+  auto* embed_use_cmd = embed->add_subcommand("use", "Give pages this embedding model: leuria embed use <provider> <model>");
+  embed_use_cmd->add_option("provider", embed_use.choice.provider, "A local provider id: lmstudio, ollama, or one you added")
+      ->required();
+  embed_use_cmd->add_option("model", embed_use.choice.model, "The model as 'leuria embed' lists it")->required();
+  auto* embed_off = embed->add_subcommand("off", "Turn embeddings off: POST /embed answers 503 no_embedder");
+  auto* embed_auto = embed->add_subcommand("auto", "Forget the choice: pages get the first embedding model found");
   McpStdio mcp_stdio;
   auto* mcp = cli.add_subcommand("mcp-stdio",
                                  "An MCP stdio server that forwards to a session's tools (for agents without HTTP MCP); "
@@ -98,6 +107,10 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
   if (providers_remove->parsed()) return Command{provider_remove};
   if (providers->parsed()) return Command{ProvidersList{}};
   if (mcp->parsed()) return Command{mcp_stdio};
+  if (embed_use_cmd->parsed()) return Command{embed_use};
+  if (embed_off->parsed()) return Command{EmbedSet{{core::EmbedChoice::Mode::off, "", ""}}};
+  if (embed_auto->parsed()) return Command{EmbedSet{}};
+  if (embed->parsed()) return Command{EmbedShow{}};
   if (sites->parsed()) return Command{SitesList{}};
   if (cli.count("--port") > 0) start.port = port;
   return Command{start};
@@ -138,9 +151,10 @@ std::variant<Timings, std::string> timings_from_env() {
     else if (key == "killGraceMs") slot = &t.kill_grace;
     else if (key == "pingMs") slot = &t.ping;
     else if (key == "toolCallMs") slot = &t.tool_call;
+    else if (key == "embedCacheMs") slot = &t.embed_cache;
     if (!slot || !parse_ms(value, *slot))
       return "LEURIA_TEST_TIMINGS has an unknown or malformed item '" + std::string(item) +
-             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, pingMs, toolCallMs).";
+             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, pingMs, toolCallMs, embedCacheMs).";
   }
   return t;
 }

@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/embeddings.hpp"
 #include "core/pairing.hpp"
 
 namespace leuria::app {
@@ -50,8 +51,12 @@ struct ProvidersAdd {
 struct ProvidersRemove {
   std::string id;
 };
+struct EmbedShow {};
+struct EmbedSet {
+  core::EmbedChoice choice;  // use <provider> <model>, off, auto
+};
 using Command = std::variant<StartOptions, SitesList, SitesRevoke, SitesUse, AgentsList, AgentsAdd, AgentsRemove,
-                             ProvidersList, ProvidersAdd, ProvidersRemove, McpStdio>;
+                             ProvidersList, ProvidersAdd, ProvidersRemove, McpStdio, EmbedShow, EmbedSet>;
 
 // Parses argv. On --help/--version (exit 0) or a usage error (one sentence on stderr, exit 2),
 // returns the exit code instead of a command.
@@ -67,6 +72,7 @@ struct Timings {
   std::chrono::milliseconds kill_grace{3'000};
   std::chrono::milliseconds ping{15'000};
   std::chrono::milliseconds tool_call{600'000};
+  std::chrono::milliseconds embed_cache{10'000};  // how long a discovery of embedding models holds
 };
 // The error is a plain sentence.
 std::variant<Timings, std::string> timings_from_env();

@@ -98,6 +98,18 @@ void save_default_ai(const std::filesystem::path& home, const std::string& agent
   });
 }
 
+void save_embed_choice(const std::filesystem::path& home, const core::EmbedChoice& choice) {
+  update(home / "config.json", [&](json::object& root) {
+    switch (choice.mode) {
+      case core::EmbedChoice::Mode::automatic: root.erase("embed"); break;
+      case core::EmbedChoice::Mode::off: root["embed"] = "off"; break;
+      case core::EmbedChoice::Mode::chosen:
+        root["embed"] = json::object{{"provider", choice.provider}, {"model", choice.model}};
+        break;
+    }
+  });
+}
+
 boost::system::result<std::vector<core::ProviderDef>, std::string> load_providers(const std::filesystem::path& home) {
   const auto path = home / "providers.json";
   auto root = read_object(path);

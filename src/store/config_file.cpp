@@ -44,6 +44,22 @@ boost::system::result<Config, std::string> load_config(const std::filesystem::pa
       c.agent_names[std::string(id)] = (name && name->is_string()) ? std::string(name->as_string()) : "";
     }
   }
+  if (auto* e = o.if_contains("embed")) {
+    const std::string bad = path.string() + ": \"embed\" must be \"off\" or {\"provider\": …, \"model\": …}.";
+    if (e->is_string()) {
+      if (e->as_string() != "off") return bad;
+      c.embed.mode = core::EmbedChoice::Mode::off;
+    } else if (e->is_object()) {
+      auto* prov = e->as_object().if_contains("provider");
+      auto* model = e->as_object().if_contains("model");
+      if (!prov || !prov->is_string() || !model || !model->is_string() || prov->as_string().empty() ||
+          model->as_string().empty())
+        return bad;
+      c.embed = {core::EmbedChoice::Mode::chosen, std::string(prov->as_string()), std::string(model->as_string())};
+    } else if (!e->is_null()) {
+      return bad;
+    }
+  }
   return c;
 }
 

@@ -6,6 +6,8 @@
 //   pairing.mjs   nonce, freshOrigin, claims, pairCli / pairApp, grants.json helpers
 //   sessions.mjs  fake ACP agent config and engine, sessionApi, process checks
 //   page.mjs      WebSockets, PageChannel / pageSession, MCP clients
+//   embed.mjs     embeddings: hermetic providers.json, the Ollama / LM Studio fakes, /embed calls and checks
+//   sdk-page.mjs  the SDK in headless Chromium: a site serving clients/js/dist, the approval click (import it directly)
 
 export * from './lib/engine.mjs';
 export * from './lib/http.mjs';
@@ -13,3 +15,4 @@ export * from './lib/checks.mjs';
 export * from './lib/pairing.mjs';
 export * from './lib/sessions.mjs';
 export * from './lib/page.mjs';
+export * from './lib/embed.mjs';

@@ -294,4 +294,32 @@ describe('model backend (OpenAI-compatible)', { timeout: 120000 }, () => {
     const tc = await stream.waitFor((e) => e.event === 'turn_completed' && e.data.text === 'second answer', 5000);
     assert.ok(tc);
   });
+
+  it('a provider added and made the default while the engine runs is used by the next session, with no restart', async () => {
+    const srv = await server({ models: ['live-model'], respond: () => ({ text: 'from the new server' }) });
+    const eng = await llmEngine('http://127.0.0.1:9/v1', { agent: 'claude-acp' });
+    assert.equal((await local(eng, '/health')).json.agent, 'Claude Code');
+    const { runCli, writeHomeFiles } = await import('./helpers.mjs');
+    const add = await runCli(['providers', 'add', 'live', srv.url], { home: eng.home });
+    assert.equal(add.code, 0, add.stderr);
+    // The visitor's default AI, written by hand (renamed into place, as editors do).
+    await writeHomeFiles(eng.home, { 'config.json.new': { agent: 'llm:live' } });
+    const fs = await import('node:fs/promises');
+    await fs.rename(`${eng.home}/config.json.new`, `${eng.home}/config.json`);
+    assert.ok(await poll(async () => (await local(eng, '/health')).json.agent === 'live', { timeoutMs: 5000 }));
+    const { stream } = await run(eng, { prompt: 'hi' });
+    const tc = await stream.waitFor('turn_completed');
+    assert.equal(tc.data.text, 'from the new server');
+    assert.equal(chats(srv)[0].body.model, 'live-model');
+  });
+
+  it('a config.json that does not read keeps the settings the engine has', async () => {
+    const srv = await server({ respond: () => ({ text: 'still here' }) });
+    const eng = await llmEngine(srv.url);
+    const { writeHomeFiles } = await import('./helpers.mjs');
+    await writeHomeFiles(eng.home, { 'config.json': '{"agent": ' });
+    assert.ok(await poll(() => eng.stderrLines.some((l) => l.includes('event=config.reload_failed')), { timeoutMs: 5000 }));
+    const { stream } = await run(eng, { prompt: 'hi' });
+    assert.equal((await stream.waitFor('turn_completed')).data.text, 'still here');
+  });
 });

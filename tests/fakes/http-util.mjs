@@ -13,11 +13,11 @@ export async function readBody(req) {
 }
 
 /**
- * Starts an HTTP server on 127.0.0.1:0. `handler(req, res, entry)` gets the
+ * Starts an HTTP server on 127.0.0.1:0 (or `host`, e.g. another 127.x address). `handler(req, res, entry)` gets the
  * recorded entry `{method, path, query, headers, body, raw}` which is also
  * pushed to the returned `requests` array before the handler runs.
  */
-export async function startServer(handler, { urlSuffix = "", log } = {}) {
+export async function startServer(handler, { urlSuffix = "", log, host = "127.0.0.1" } = {}) {
   const requests = [];
   const sockets = new Set();
   const server = http.createServer(async (req, res) => {
@@ -36,10 +36,10 @@ export async function startServer(handler, { urlSuffix = "", log } = {}) {
     }
   });
   server.on("connection", (s) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  await new Promise((r) => server.listen(0, host, r));
   const { port } = server.address();
   return {
-    url: `http://127.0.0.1:${port}${urlSuffix}`,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}${urlSuffix}`,
     port,
     requests,
     server,

@@ -103,6 +103,39 @@ std::optional<bool> parse_allow(const json::object& body) {
   return std::nullopt;
 }
 
+boost::system::result<EmbedBody, http::Response> parse_embed(json::object& body) {
+  EmbedBody out;
+  auto* texts = body.if_contains("texts");
+  if (!texts || !texts->is_array()) return error_response(400, "texts must be a list of strings");
+  auto& list = texts->as_array();
+  if (list.size() > core::kMaxEmbedTexts)
+    return error_response(400, "At most " + std::to_string(core::kMaxEmbedTexts) + " texts per request, not " +
+                                   std::to_string(list.size()));
+  out.texts.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) return error_response(400, "texts[" + std::to_string(i) + "] is not a string");
+    out.texts.emplace_back(list[i].as_string());
+  }
+  if (auto* kind = body.if_contains("kind"); kind && !kind->is_null()) {
+    if (kind->is_string() && kind->as_string() == "query") out.kind = core::EmbedKind::query;
+    else if (!(kind->is_string() && kind->as_string() == "document"))
+      return error_response(400, "kind must be \"query\" or \"document\"");
+  }
+  return out;
+}
+
+json::object encode_embedding(const core::Embedding& e) {
+  json::array vectors;
+  vectors.reserve(e.vectors.size());
+  for (const auto& v : e.vectors) {
+    json::array a;
+    a.reserve(v.size());
+    for (double x : v) a.emplace_back(x);
+    vectors.emplace_back(std::move(a));
+  }
+  return json::object{{"model", e.model}, {"vectors", std::move(vectors)}};
+}
+
 json::object encode_health(const HealthView& h) {
   json::object o;
   o["leuria"] = h.version;
@@ -110,6 +143,7 @@ json::object encode_health(const HealthView& h) {
   o["agent"] = h.agent;
   o["approvals"] = h.approvals_in_app ? "app" : "page";
   if (h.paired) o["paired"] = *h.paired;
+  if (h.embed) o["embed"] = *h.embed;
   return o;
 }
 

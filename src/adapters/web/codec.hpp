@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/embeddings.hpp"
 #include "core/needs.hpp"
 #include "core/pairing.hpp"
 #include "http/message.hpp"
@@ -42,14 +43,24 @@ LinkBody parse_link(const boost::json::object& body);
 // {allow: true|false}; nullopt for anything else.
 std::optional<bool> parse_allow(const boost::json::object& body);
 
+// POST /embed {texts, kind?}: at most 256 strings; kind "query" or "document" (the default).
+struct EmbedBody {
+  std::vector<std::string> texts;
+  core::EmbedKind kind = core::EmbedKind::document;
+};
+boost::system::result<EmbedBody, http::Response> parse_embed(boost::json::object& body);
+
 // ---- encodings
 struct HealthView {
   std::string version;
   std::string agent;
   bool approvals_in_app = false;
   std::optional<bool> paired;  // web pages only
+  std::optional<std::string> embed;  // the embedding model, for connected pages and local callers
 };
 boost::json::object encode_health(const HealthView& h);
+// {model, vectors}
+boost::json::object encode_embedding(const core::Embedding& e);
 boost::json::object encode_needs(const core::Needs& n);
 boost::json::object encode_claim(const core::ClaimAnswer& a);
 // A request as the admin list and the app's "pairing" line show it.

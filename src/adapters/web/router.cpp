@@ -28,7 +28,14 @@ std::vector<std::string> segments(std::string_view path) {
   return out;
 }
 
+http::Response not_paired() { return error_response(401, "This site is not connected to Leuria", "not_paired"); }
+
 }  // namespace
+
+void WebApi::set_ai(core::AiChoice default_ai, std::map<std::string, std::string> names) {
+  ctx_.info.default_ai = std::move(default_ai);
+  ctx_.info.agent_names = std::move(names);
+}
 
 asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
   Admission a = admit(req, ctx_.gate, [this](const std::string& origin) {
@@ -65,7 +72,7 @@ asio::awaitable<http::Response> WebApi::route(http::Request& req, const core::Ca
   const bool get = req.method == "GET";
   const bool post = req.method == "POST";
 
-  if (seg.size() == 1 && seg[0] == "health" && get) co_return health(ctx_, req, caller);
+  if (seg.size() == 1 && seg[0] == "health" && get) co_return co_await health(ctx_, req, caller);
 
   if (!seg.empty() && seg[0] == "connect") {
     if (seg.size() == 2 && seg[1] == "claim" && post) co_return co_await connect_claim(ctx_, req, caller);
@@ -84,12 +91,18 @@ asio::awaitable<http::Response> WebApi::route(http::Request& req, const core::Ca
   // The engine's own page may use nothing else.
   if (caller.kind == core::CallerKind::own_page) co_return not_allowed_for_caller();
 
+  if (seg.size() == 1 && seg[0] == "embed" && post) {
+    if (caller.kind == core::CallerKind::web && !ctx_.grants.token_valid(caller.origin, req.bearer()))
+      co_return not_paired();
+    co_return co_await embed(ctx_, req, caller);
+  }
+
   if (!seg.empty() && seg[0] == "session") {
     const bool known = (seg.size() == 2 && seg[1] == "prepare" && post) || (seg.size() == 2 && get) ||
                        (seg.size() == 3 && seg[2] == "stream" && get) || (seg.size() == 3 && post);
     // Routes that exist need a grant from a web page.
     if (known && caller.kind == core::CallerKind::web && !ctx_.grants.token_valid(caller.origin, req.bearer()))
-      co_return error_response(401, "This site is not connected to Leuria", "not_paired");
+      co_return not_paired();
     if (seg.size() == 2 && seg[1] == "prepare" && post) co_return session_prepare(ctx_, req, caller);
     if (seg.size() == 2 && get) co_return session_get(ctx_, seg[1], caller);
     if (seg.size() == 3 && seg[2] == "stream" && get) co_return session_stream(ctx_, seg[1], caller);

@@ -8,6 +8,7 @@
 
 #include "adapters/web/gate.hpp"
 #include "core/ai_name.hpp"
+#include "core/embeddings.hpp"
 #include "core/grants.hpp"
 #include "core/pairing.hpp"
 #include "core/session_book.hpp"
@@ -27,6 +28,7 @@ struct WebContext {
   core::GrantBook& grants;
   core::PairingBook& pairing;
   core::SessionBook& sessions;
+  core::Embedder& embedder;
   GateConfig gate;
   EngineInfo info;
 };
@@ -35,6 +37,8 @@ class WebApi {
  public:
   explicit WebApi(WebContext ctx) : ctx_(std::move(ctx)) {}
   boost::asio::awaitable<http::Response> handle(http::Request& req);
+  // The visitor changed their default AI or the AIs' names (config.json, providers.json).
+  void set_ai(core::AiChoice default_ai, std::map<std::string, std::string> names);
 
  private:
   boost::asio::awaitable<http::Response> route(http::Request& req, const core::Caller& caller);

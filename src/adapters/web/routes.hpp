@@ -12,7 +12,8 @@ http::Response not_allowed_for_caller();
 // Sessions belong to the caller's origin; local processes own the sessions they make ("").
 std::string session_owner(const core::Caller& caller);
 
-http::Response health(WebContext& ctx, const http::Request& req, const core::Caller& caller);
+boost::asio::awaitable<http::Response> health(WebContext& ctx, const http::Request& req, const core::Caller& caller);
+boost::asio::awaitable<http::Response> embed(WebContext& ctx, const http::Request& req, const core::Caller& caller);
 
 boost::asio::awaitable<http::Response> connect_claim(WebContext& ctx, const http::Request& req,
                                                      const core::Caller& caller);

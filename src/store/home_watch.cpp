@@ -1,4 +1,4 @@
-#include "store/grants_watch.hpp"
+#include "store/home_watch.hpp"
 
 #include <sys/inotify.h>
 
@@ -6,12 +6,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <stdexcept>
+#include <string>
 
 namespace leuria::store {
 
-GrantsWatch::GrantsWatch(boost::asio::any_io_executor ex, const std::filesystem::path& home,
-                         std::function<void()> changed)
+HomeWatch::HomeWatch(boost::asio::any_io_executor ex, const std::filesystem::path& home,
+                     std::function<void(std::string_view)> changed)
     : fd_(ex), changed_(std::move(changed)) {
   int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) throw std::runtime_error("Cannot watch " + home.string() + ": " + std::strerror(errno));
@@ -22,24 +24,24 @@ GrantsWatch::GrantsWatch(boost::asio::any_io_executor ex, const std::filesystem:
   fd_.assign(fd);
 }
 
-GrantsWatch::~GrantsWatch() {
+HomeWatch::~HomeWatch() {
   boost::system::error_code ec;
   fd_.close(ec);
 }
 
-void GrantsWatch::start() { read_some(); }
+void HomeWatch::start() { read_some(); }
 
-void GrantsWatch::read_some() {
+void HomeWatch::read_some() {
   fd_.async_read_some(boost::asio::buffer(buf_), [this](boost::system::error_code ec, std::size_t n) {
     if (ec) return;  // closed at shutdown
-    bool relevant = false;
+    std::set<std::string> names;
     for (std::size_t off = 0; off + sizeof(inotify_event) <= n;) {
       inotify_event ev;
       std::memcpy(&ev, buf_ + off, sizeof ev);
-      if (ev.len > 0 && std::strcmp(buf_ + off + sizeof(inotify_event), "grants.json") == 0) relevant = true;
+      if (ev.len > 0) names.emplace(buf_ + off + sizeof(inotify_event));  // NUL-padded
       off += sizeof(inotify_event) + ev.len;
     }
-    if (relevant) changed_();
+    for (const auto& name : names) changed_(name);
     read_some();
   });
 }
