@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "app/backends.hpp"
+#include "app/cli_guard.hpp"
 #include "core/ai_name.hpp"
 #include "core/origin.hpp"
 #include "http/client.hpp"
@@ -24,16 +25,6 @@ std::filesystem::path home() {
   auto h = store::home_dir();
   if (auto ok = store::ensure_home(h); !ok) throw std::runtime_error(ok.error());
   return h;
-}
-
-template <class F>
-int guarded(F&& f) {
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    std::cerr << "leuria: " << e.what() << "\n";
-    return 1;
-  }
 }
 
 // Whether each model server answers its /models, all at once, within 2 s.

@@ -8,6 +8,7 @@
 
 #include "adapters/embed/local_embedder.hpp"
 #include "app/backends.hpp"
+#include "app/cli_guard.hpp"
 #include "store/ai_files.hpp"
 #include "store/config_file.hpp"
 #include "store/home.hpp"
@@ -52,16 +53,6 @@ std::string choice_words(const core::EmbedChoice& c) {
     case core::EmbedChoice::Mode::off: return "off (pages get 503 no_embedder)";
     case core::EmbedChoice::Mode::chosen: return c.model + " in " + c.provider;
     default: return "automatic (the first embedding model found)";
-  }
-}
-
-template <class F>
-int guarded(F&& f) {
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    std::cerr << "leuria: " << e.what() << "\n";
-    return 1;
   }
 }
 

@@ -8,21 +8,15 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  stopAll, runCli, poll, sleep,
+  runCli, poll, sleep,
   assertError,
-  ollamaFake, lmStudioFake, closeFakes, embedEngine, embed, provider, embedAndCheck, assertEmbedded, healthEmbed, waitHealthEmbed,
+  ollamaFake, lmStudioFake, stopEnginesAndFakes, embedEngine, embed, provider, embedAndCheck, assertEmbedded, healthEmbed, waitHealthEmbed,
   readConfig, replaceConfig,
   OLLAMA_NOMIC, LMS_NOMIC,
 } from './helpers.mjs';
 
 const T = { timeout: 60000 };
-const cleanup = async () => {
-  try {
-    await stopAll();
-  } finally {
-    await closeFakes();
-  }
-};
+const cleanup = stopEnginesAndFakes;
 const LLAMA = { name: 'llama3.2:latest', family: 'llama', capabilities: ['completion', 'tools'] };
 const MXBAI = 'mxbai-embed-large:latest';
 const LMS_LLM = { id: 'qwen2.5-7b-instruct', type: 'llm', state: 'loaded' };

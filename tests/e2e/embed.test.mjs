@@ -6,20 +6,14 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  stopAll, local, web, own, request, pairCli, pairApp, freshOrigin, sleep, poll,
+  local, web, own, request, pairCli, pairApp, freshOrigin, sleep, poll,
   assertError, assertSilent, assertCors,
-  ollamaFake, lmStudioFake, closeFakes, embedEngine, embed, received, assertEmbedded, embedAndCheck, healthEmbed,
+  ollamaFake, lmStudioFake, stopEnginesAndFakes, embedEngine, embed, received, assertEmbedded, embedAndCheck, healthEmbed,
   OLLAMA_NOMIC, LMS_NOMIC, BGE_QUERY,
 } from './helpers.mjs';
 
 const T = { timeout: 60000 };
-const cleanup = async () => {
-  try {
-    await stopAll();
-  } finally {
-    await closeFakes();
-  }
-};
+const cleanup = stopEnginesAndFakes;
 
 /** An engine with the default Ollama fake (llama3.2, nomic-embed-text, qwen2.5-coder). */
 async function ollamaEngine(opts = {}) {

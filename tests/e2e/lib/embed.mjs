@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { startEngine } from './engine.mjs';
+import { startEngine, stopAll } from './engine.mjs';
 import { local, web } from './http.mjs';
 import { closedPort, assertJsonType, poll } from './checks.mjs';
 import { startOllamaServer, fakeVector } from '../../fakes/ollama-server.mjs';
@@ -38,6 +38,15 @@ export async function lmStudioFake(opts) {
 
 export async function closeFakes() {
   await Promise.all(fakes.splice(0).map((s) => s.close()));
+}
+
+/** afterEach of the embedding tests: every engine, then every fake. */
+export async function stopEnginesAndFakes() {
+  try {
+    await stopAll();
+  } finally {
+    await closeFakes();
+  }
 }
 
 /** A provider entry of providers.json. */
