@@ -30,6 +30,26 @@ ensure_npm() {
   fi
 }
 
+# @leuria/client's own build tools (esbuild, TypeScript): a small install, separate from the tests'.
+ensure_node() {
+  command -v node >/dev/null && command -v npm >/dev/null && return 0
+  ensure_packages nodejs npm
+}
+
+ensure_sdk_npm() {
+  ensure_node
+  local dir="$ROOT/clients/js"
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    say "Installing @leuria/client's build tools"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+build_sdk() {
+  say "Building @leuria/client (clients/js/dist)"
+  node "$ROOT/clients/js/build.mjs"
+}
+
 # build DIR [cmake args…]
 build() {
   local dir=$1; shift

@@ -67,7 +67,10 @@ std::shared_ptr<Subscriber> Session::subscribe() {
     return s;
   }
   if (approved()) s->push(Event{EventKind::webmcp_ready});
-  if (status_ == SessionStatus::idle) s->push(Event{EventKind::ready});
+  if (status_ == SessionStatus::idle) {
+    if (last_turn_) s->push(*last_turn_);
+    s->push(Event{EventKind::ready});
+  }
   for (const auto& chunk : replay_) s->push(chunk);
   subscribers_.push_back(s);
   return s;
@@ -150,6 +153,7 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
   replay_.clear();
   replay_bytes_ = 0;
   turn_text_.clear();
+  last_turn_.reset();
   publish(Event{EventKind::turn_start});
   const auto t0 = std::chrono::steady_clock::now();
   TurnOutcome outcome{TurnOutcome::End::cancelled, {}};
@@ -171,6 +175,7 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
   replay_.clear();
   replay_bytes_ = 0;
   status_ = SessionStatus::idle;
+  last_turn_ = done;
   publish(std::move(done));
 }
 
@@ -190,6 +195,7 @@ void Session::end(SessionStatus final_status, std::string error) {
   start_timer_.cancel();
   replay_.clear();
   turn_text_.clear();
+  last_turn_.reset();
   p_.request = {};
   publish(final_event());
   for (auto& w : subscribers_)

@@ -88,8 +88,10 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   // Ends the session with a final status (cancelled, completed, or failed with `error`).
   void end(SessionStatus final_status, std::string error = {});
 
-  // A new reader: it first gets the replay (webmcp_ready once approved, ready if idle, the current
-  // turn's chunks; or the final event of an ended session), then live events.
+  // A new reader: it first gets the replay (webmcp_ready once approved; if idle, the last turn's
+  // turn_completed and then ready; the current turn's chunks; or the final event of an ended
+  // session), then live events. The last turn_completed lets a page whose stream dropped just
+  // before a turn ended still get its answer.
   std::shared_ptr<Subscriber> subscribe();
 
   // BackendSink
@@ -120,6 +122,7 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   std::uint64_t seq_ = 0;
   std::vector<std::weak_ptr<Subscriber>> subscribers_;
   std::vector<Event> replay_;  // chunks of the current turn
+  std::optional<Event> last_turn_;  // the last turn_completed, until the next turn starts
   std::size_t replay_bytes_ = 0;
   std::string turn_text_;
   bool in_backend_ = false;        // the current turn has reached the AI

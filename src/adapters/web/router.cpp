@@ -45,7 +45,10 @@ asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
     spdlog::debug("event=http.gate method={} path={} status={}", req.method, req.path, a.refusal->status);
     co_return std::move(*a.refusal);
   }
-  if (req.method == "OPTIONS") co_return preflight(a, ctx_.gate.admin_api && is_admin_path(req.path));
+  if (req.method == "OPTIONS") {
+    spdlog::debug("event=http.preflight path={} origin={}", req.path, a.caller.origin);
+    co_return preflight(a, ctx_.gate.admin_api && is_admin_path(req.path));
+  }
   if (req.refused) {
     // The server refused the body (too large) before reading it; the gate still decides who may
     // read that answer.

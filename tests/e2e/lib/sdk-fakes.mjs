@@ -113,3 +113,19 @@ export function languageModelStandIn(config = {}) {
   };
   window.__lm = lm;
 }
+
+/**
+ * Runs in the page (page.addInitScript): plays the operating system's side of a leuria:// link.
+ * Headless Chromium has no handler for it, and its external-protocol prompt would swallow the
+ * page's later clicks; here the link is recorded in window.__leuriaLinks (with whether it came
+ * from a click) instead of being followed.
+ */
+export function leuriaLinkCatcher() {
+  window.__leuriaLinks = [];
+  window.addEventListener('click', (event) => {
+    const link = event.target?.closest?.('a[href^="leuria:"]');
+    if (!link) return;
+    event.preventDefault();
+    window.__leuriaLinks.push({ href: link.href, activation: navigator.userActivation?.isActive ?? null });
+  }, true);
+}

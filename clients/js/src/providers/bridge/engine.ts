@@ -1,0 +1,130 @@
+// HTTP calls to the engine. One place that adds the grant token, applies timeouts, turns network
+// failures into plain errors, and forgets the token on 401 not_paired (the protocol's rule: the
+// visitor revoked the site, or the engine lost its grants).
+import { abortError } from "../../errors.js";
+import type { TokenStore } from "./storage.js";
+import { bridgeError, engineDetail, words } from "./words.js";
+
+export interface EngineOptions {
+  provider: string;
+  /** The engine's base URL, without a trailing slash. */
+  url: string;
+  fetch: typeof fetch;
+  tokens: TokenStore;
+  /** Called once the token was forgotten because the engine no longer knows this site. */
+  onUnpaired(): void;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  /** Abort after this long (a timeout counts as "not running"). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** For calls made while the page unloads (the browser finishes them after the page is gone). */
+  keepalive?: boolean;
+  /** Send the grant token (default true). Only the claim goes without it. */
+  auth?: boolean;
+}
+
+export interface Answer {
+  status: number;
+  /** The parsed JSON body, or undefined when it isn't JSON. */
+  json: any;
+}
+
+/** An AbortSignal that fires when any of `signals` does (AbortSignal.any isn't everywhere yet). */
+export function anySignal(signals: (AbortSignal | undefined)[]): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const cleanups: (() => void)[] = [];
+  for (const s of signals) {
+    if (!s) continue;
+    if (s.aborted) {
+      controller.abort(s.reason);
+      break;
+    }
+    const onAbort = () => controller.abort(s.reason);
+    s.addEventListener("abort", onAbort, { once: true });
+    cleanups.push(() => s.removeEventListener("abort", onAbort));
+  }
+  return { signal: controller.signal, dispose: () => cleanups.forEach((c) => c()) };
+}
+
+export class Engine {
+  constructor(private readonly o: EngineOptions) {}
+
+  get url(): string {
+    return this.o.url;
+  }
+
+  get token(): string | null {
+    return this.o.tokens.get();
+  }
+
+  /**
+   * One request. Resolves with any HTTP answer except 401 not_paired (which forgets the token and
+   * throws not_connected). Throws not_running when nothing readable came back (no engine, a silent
+   * engine, a timeout), and an AbortError when `signal` aborted.
+   */
+  async call(method: string, path: string, options: CallOptions = {}): Promise<Answer> {
+    const response = await this.send(method, path, options);
+    let json: any;
+    try {
+      const text = await response.text();
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    if (response.status === 401 && json?.code === "not_paired") {
+      this.forget();
+      throw bridgeError(this.o.provider, "not_connected", words.notConnected, engineDetail(401, json));
+    }
+    return { status: response.status, json };
+  }
+
+  /** The raw response, for the event stream (its body is read as it comes). */
+  async open(path: string, signal: AbortSignal): Promise<Response> {
+    return this.send("GET", path, { signal });
+  }
+
+  /** Forgets the token and tells the provider (once per token). */
+  forget(): void {
+    if (!this.o.tokens.get()) return;
+    this.o.tokens.forget();
+    this.o.onUnpaired();
+  }
+
+  private async send(method: string, path: string, options: CallOptions): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (options.auth !== false) {
+      const token = this.o.tokens.get();
+      // No token, no request: the engine wouldn't answer, and the browser might ask the visitor
+      // about local network access for nothing.
+      if (!token) throw bridgeError(this.o.provider, "not_connected", words.notConnected, "no grant token");
+      headers.Authorization = `Bearer ${token}`;
+    }
+    if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    const timeout = new AbortController();
+    const timer = options.timeoutMs ? setTimeout(() => timeout.abort(), options.timeoutMs) : undefined;
+    const both = anySignal([options.signal, timeout.signal]);
+    // Called unbound: window.fetch throws "Illegal invocation" when called as a method of another object.
+    const doFetch = this.o.fetch;
+    try {
+      return await doFetch(`${this.o.url}${path}`, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: both.signal,
+        keepalive: options.keepalive,
+        cache: "no-store",
+      });
+    } catch (error) {
+      if (options.signal?.aborted) throw abortError(options.signal.reason);
+      // A closed port, a silent engine (no CORS headers) and a timeout look the same to a page.
+      const why = timeout.signal.aborted ? `no answer within ${options.timeoutMs} ms` : String(error);
+      throw bridgeError(this.o.provider, "not_running", words.notRunning, why);
+    } finally {
+      clearTimeout(timer);
+      both.dispose();
+    }
+  }
+}

@@ -1,0 +1,311 @@
+// One engine session: prepare → open the event stream → register the tool channel and declare the
+// tools → approve → turns → close. The stream and the tools are in place before approve, so no
+// event is missed and the AI never looks for a tool that isn't declared yet.
+import { abortError, ProviderError } from "../../errors.js";
+import type { ProviderChatResult, RunEvent, Tool, ToolOutcome } from "../../types.js";
+import type { Engine } from "./engine.js";
+import type { EngineImage } from "./prompt.js";
+import { SessionStream } from "./stream.js";
+import { ToolChannel } from "./webmcp.js";
+import { bridgeError, engineDetail, isTooManySessions, words } from "./words.js";
+
+export interface SessionContext {
+  engine: Engine;
+  provider: string;
+  /** ws://127.0.0.1:<port>, for the tool channel. */
+  wsBase: string;
+  WebSocket: typeof WebSocket;
+  /** The AI's plain name, for results. */
+  model(): string | undefined;
+}
+
+/** What a turn needs from the provider request that asked for it. */
+export interface TurnRequest {
+  emit(event: RunEvent): void;
+  callTool(name: string, args: unknown, callId: string): Promise<ToolOutcome>;
+  signal: AbortSignal;
+}
+
+export interface PrepareBody {
+  prompt?: string;
+  attachments?: EngineImage[];
+  systemPrompt?: string;
+  maxTurns?: number;
+}
+
+interface Turn {
+  request: TurnRequest;
+  /** turn_start seen: a `ready` after that means the turn ended while the stream was away. */
+  started: boolean;
+  text: string;
+  resolve(result: ProviderChatResult): void;
+  reject(error: unknown): void;
+}
+
+/** The session ended between turns (internal: a conversation then starts a new one). */
+export class SessionGone extends Error {
+  constructor(
+    /** Why it ended, when it failed (a conversation that can't start over throws this). */
+    readonly failure: ProviderError | null,
+    readonly detail: string,
+  ) {
+    super("The engine session has ended.");
+  }
+}
+
+type Phase = "new" | "starting" | "idle" | "running" | "ended";
+
+export class EngineSession {
+  id = "";
+  private phase: Phase = "new";
+  private stream: SessionStream | null = null;
+  private channel: ToolChannel | null = null;
+  private turn: Turn | null = null;
+  private idleWaiters: { resolve(): void; reject(e: unknown): void }[] = [];
+  private endError: ProviderError | null = null;
+  private closing = false;
+  /** Turns this session has run (a fresh session needs the history as context). */
+  turns = 0;
+  /** Called once when the session ends, whatever the reason. */
+  onEnded: (() => void) | null = null;
+
+  constructor(
+    private readonly ctx: SessionContext,
+    private readonly tools: readonly Tool[],
+    /** How a cancelled turn stops the engine: one-off chats end the session, conversations keep it. */
+    private readonly cancelRoute: "cancel" | "cancel-turn",
+  ) {}
+
+  get ended(): boolean {
+    return this.phase === "ended";
+  }
+
+  /**
+   * prepare, stream, tools, approve. With a prompt in `body`, `first` gets that turn (the returned
+   * promise is its result); without one, the session warms up and goes idle.
+   */
+  async start(body: PrepareBody, first?: TurnRequest): Promise<ProviderChatResult | void> {
+    this.phase = "starting";
+    let result: Promise<ProviderChatResult> | undefined;
+    try {
+      const prepared = await this.ctx.engine.call("POST", "/session/prepare", { body, signal: first?.signal });
+      if (prepared.status !== 201 || typeof prepared.json?.sessionId !== "string") throw this.prepareError(prepared.status, prepared.json);
+      this.id = prepared.json.sessionId;
+      this.stream = new SessionStream(this.ctx.engine, this.ctx.provider, this.id, {
+        onEvent: (name, data) => this.onEvent(name, data),
+        onLost: (error) => this.end(error),
+      });
+      await this.stream.open();
+      if (this.tools.length) {
+        this.channel = new ToolChannel({
+          wsBase: this.ctx.wsBase,
+          WebSocket: this.ctx.WebSocket,
+          tools: this.tools,
+          onCall: (id, name, args) => this.onCall(id, name, args),
+          ended: () => this.ended,
+        });
+        await this.channel.open(prepared.json.registrationToken).catch((error) => {
+          throw bridgeError(this.ctx.provider, "failed", words.failed, `tool channel: ${(error as Error).message}`);
+        });
+      }
+      if (first?.signal.aborted) throw abortError(first.signal.reason);
+      result = first ? this.beginTurn(first) : undefined;
+      const approved = await this.action("approve");
+      if (approved.status !== 200) throw bridgeError(this.ctx.provider, "failed", words.failed, engineDetail(approved.status, approved.json));
+      return await result;
+    } catch (error) {
+      // A turn that never got going (approve failed): settle it, nobody else will.
+      result?.catch(() => {});
+      const turn = this.turn;
+      this.turn = null;
+      turn?.reject(error);
+      if (this.id) void this.close();
+      else this.end(null);
+      throw error;
+    }
+  }
+
+  /** A follow-up turn on this session (waits for the AI to be idle first). Throws SessionGone
+   *  when the session ended before the turn could start. */
+  async prompt(prompt: string, attachments: EngineImage[], request: TurnRequest): Promise<ProviderChatResult> {
+    await this.untilIdle(request.signal);
+    // A call that arrives while no channel is connected fails at once: wait for a reconnect.
+    if (this.channel) await this.channel.whenOpen();
+    if (request.signal.aborted) throw abortError(request.signal.reason);
+    const result = this.beginTurn(request);
+    const body: PrepareBody = { prompt };
+    if (attachments.length) body.attachments = attachments;
+    let answer;
+    try {
+      answer = await this.action("prompt", body);
+    } catch (error) {
+      this.dropTurn(result);
+      throw error;
+    }
+    if (answer.status !== 200) {
+      this.dropTurn(result);
+      // The session was idle a moment ago, so a refusal means it ended or expired meanwhile.
+      if (answer.status === 400 || answer.status === 404) {
+        this.end(null);
+        throw new SessionGone(null, engineDetail(answer.status, answer.json));
+      }
+      throw bridgeError(this.ctx.provider, "failed", words.failed, engineDetail(answer.status, answer.json));
+    }
+    return result;
+  }
+
+  /** Ends the session (completed). keepalive: the page is unloading. */
+  async close(options: { keepalive?: boolean } = {}): Promise<void> {
+    if (this.closing || !this.id) return this.end(null);
+    this.closing = true;
+    const wasEnded = this.ended;
+    this.end(null);
+    if (wasEnded) return;
+    await this.action("close", undefined, options.keepalive).catch(() => {});
+  }
+
+  private beginTurn(request: TurnRequest): Promise<ProviderChatResult> {
+    return new Promise<ProviderChatResult>((resolve, reject) => {
+      const turn: Turn = { request, started: false, text: "", resolve, reject };
+      this.turn = turn;
+      this.turns++;
+      const onAbort = () => {
+        if (this.turn !== turn) return;
+        this.turn = null;
+        reject(abortError(request.signal.reason));
+        // /cancel ends the session: no /close needed after it.
+        if (this.cancelRoute === "cancel") this.closing = true;
+        void this.action(this.cancelRoute).catch(() => {});
+      };
+      request.signal.addEventListener("abort", onAbort, { once: true });
+      const cleanup = () => request.signal.removeEventListener("abort", onAbort);
+      turn.resolve = (r) => (cleanup(), resolve(r));
+      turn.reject = (e) => (cleanup(), reject(e));
+    });
+  }
+
+  private onEvent(name: string, data: unknown): void {
+    const turn = this.turn;
+    switch (name) {
+      case "ready":
+        if (turn?.started) {
+          // The turn ended while the stream was reconnecting and no turn_completed was replayed
+          // (an older engine): its last words are lost.
+          this.turn = null;
+          turn.reject(bridgeError(this.ctx.provider, "not_running", words.lost, "turn ended while the stream was away"));
+        }
+        this.becomeIdle();
+        break;
+      case "turn_start":
+        this.phase = "running";
+        if (turn) turn.started = true;
+        break;
+      case "chunk":
+        if (turn && typeof data === "string" && data) {
+          turn.text += data;
+          turn.request.emit({ type: "text", text: data });
+        }
+        break;
+      case "thought":
+        if (turn && typeof data === "string" && data) turn.request.emit({ type: "reasoning", text: data });
+        break;
+      case "turn_completed": {
+        // A reopened stream on an idle session replays the last turn's end: it belongs to our
+        // turn only if we saw that turn start (a turn not yet started can't be complete).
+        if (turn && !turn.started) break;
+        this.turn = null;
+        const text = typeof (data as { text?: unknown })?.text === "string" ? (data as { text: string }).text : turn?.text ?? "";
+        // The stream dropped before the last chunks and came back after the turn ended: the
+        // replayed turn_completed carries the whole text, so stream the part we missed.
+        if (turn && text.length > turn.text.length && text.startsWith(turn.text)) {
+          turn.request.emit({ type: "text", text: text.slice(turn.text.length) });
+        }
+        this.becomeIdle();
+        turn?.resolve({ text, reason: "stop", model: this.ctx.model() });
+        break;
+      }
+      case "completed":
+        // An agent that exits cleanly mid-turn completes the session: what it said is the answer.
+        if (turn) {
+          this.turn = null;
+          turn.resolve({ text: turn.text, reason: "stop", model: this.ctx.model() });
+        }
+        this.end(null);
+        break;
+      case "cancelled":
+        this.end(bridgeError(this.ctx.provider, "failed", words.stopped, "cancelled"));
+        break;
+      case "failed":
+        this.end(bridgeError(this.ctx.provider, "failed", words.failed, typeof data === "string" ? data : JSON.stringify(data)));
+        break;
+      // webmcp_ready (the channel is registered with prepare's token), tool_call, permission and log
+      // (for debugging, never for visitors) need nothing here.
+    }
+  }
+
+  /** Runs a tool for the AI. The core's callTool validates the arguments, runs the middleware and
+   *  announces the call (tool-call, tool-result), and never throws. */
+  private async onCall(id: string, name: string, args: unknown): Promise<{ result?: unknown; error?: string }> {
+    const turn = this.turn;
+    if (!this.tools.some((t) => t.name === name)) return { error: `Unknown tool: ${name}` };
+    if (!turn) return { error: "No answer is in progress on this page." };
+    const outcome = await turn.request.callTool(name, args, id);
+    return outcome.ok ? { result: outcome.result } : { error: outcome.error };
+  }
+
+  /** Forgets a turn the engine never started. */
+  private dropTurn(result: Promise<ProviderChatResult>): void {
+    result.catch(() => {});
+    const turn = this.turn;
+    this.turn = null;
+    this.turns--;
+    turn?.reject(abortError("The turn did not start."));
+  }
+
+  private becomeIdle(): void {
+    if (this.ended) return;
+    this.phase = "idle";
+    for (const w of this.idleWaiters.splice(0)) w.resolve();
+  }
+
+  private untilIdle(signal: AbortSignal): Promise<void> {
+    if (this.phase === "idle") return Promise.resolve();
+    if (this.ended) return Promise.reject(new SessionGone(this.endError, "the session had ended"));
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        resolve: () => (signal.removeEventListener("abort", onAbort), resolve()),
+        reject: (e: unknown) => (signal.removeEventListener("abort", onAbort), reject(e)),
+      };
+      const onAbort = () => {
+        this.idleWaiters = this.idleWaiters.filter((w) => w !== waiter);
+        reject(abortError(signal.reason));
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.idleWaiters.push(waiter);
+    });
+  }
+
+  /** The session is over: settle whatever waits on it, stop the stream and the channel. */
+  private end(error: ProviderError | null): void {
+    if (this.phase === "ended") return;
+    this.phase = "ended";
+    this.endError = error;
+    const failure = error ?? bridgeError(this.ctx.provider, "failed", words.failed, "the session ended");
+    const turn = this.turn;
+    this.turn = null;
+    turn?.reject(failure);
+    for (const w of this.idleWaiters.splice(0)) w.reject(new SessionGone(error, "the session ended"));
+    this.stream?.close();
+    this.channel?.close();
+    this.onEnded?.();
+  }
+
+  private action(name: string, body?: unknown, keepalive?: boolean) {
+    return this.ctx.engine.call("POST", `/session/${encodeURIComponent(this.id)}/${name}`, { body, keepalive });
+  }
+
+  private prepareError(status: number, json: unknown): ProviderError {
+    if (isTooManySessions(status, json)) return bridgeError(this.ctx.provider, "busy", words.busy, engineDetail(status, json));
+    return bridgeError(this.ctx.provider, status >= 500 ? "failed" : `http_${status}`, words.failed, engineDetail(status, json));
+  }
+}
