@@ -150,8 +150,15 @@ TEST(Session, ANewStreamGetsTheReplay) {
   auto late = s->subscribe();
   EXPECT_EQ(f.drain(*late), (std::vector<K>{K::webmcp_ready, K::chunk}));
   f.run(300ms);
+  // Idle: the last turn's end (for a page whose stream dropped just before it), then ready.
   auto idle = s->subscribe();
-  EXPECT_EQ(f.drain(*idle), (std::vector<K>{K::webmcp_ready, K::ready}));
+  EXPECT_EQ(f.drain(*idle), (std::vector<K>{K::webmcp_ready, K::turn_completed, K::ready}));
+  // A warm start has no last turn.
+  auto warm = f.prepare();
+  warm->approve();
+  f.run(50ms);
+  auto fresh = warm->subscribe();
+  EXPECT_EQ(f.drain(*fresh), (std::vector<K>{K::webmcp_ready, K::ready}));
 }
 
 TEST(Session, CancelTurnKeepsTheSession) {
