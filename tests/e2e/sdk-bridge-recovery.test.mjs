@@ -229,7 +229,7 @@ describe('bridge() recovery in the browser', { skip, timeout: 240000 }, () => {
       assert.match(again.text, /^echo: Here is our conversation so far:\n\nUser: Hello 4\n\nNow the user says:\nHello again$/);
     });
 
-    it('an engine that stops: "isn\'t running", and the token is kept', async () => {
+    it('an engine that stops: "isn\'t running, or no longer knows this site", connect offered, and the token is kept', async () => {
       const eng = await startEngine();
       const s = await startSite();
       closers.push(s.close);
@@ -240,7 +240,9 @@ describe('bridge() recovery in the browser', { skip, timeout: 240000 }, () => {
       await page.evaluate(() => window.ai.detect());
       const state = await bridgeState(page);
       assert.equal(state.status, 'unavailable');
-      assert.equal(state.detail, "Leuria isn't running.");
+      // A silent engine: the page can't tell a stopped Leuria from one that no longer knows it.
+      assert.equal(state.detail, "Leuria isn't running, or no longer knows this site.");
+      assert.equal(state.action, 'connect');
       assert.match(await storedToken(page, eng.base), TOKEN_RE);
     });
   });

@@ -116,7 +116,7 @@ describe('SDK cascade in the browser', { skip, timeout: 120000 }, () => {
     assert.equal(second.messages.at(-1).role, 'tool');
   });
 
-  it('server({ jsonSchema: true }): .object() with response_format', async () => {
+  it('server({ jsonSchema }): .object() with response_format, strict only with "strict"', async () => {
     respond = () => ({ text: '{"name":"Tide","price":32}' });
     const page = await freshPage();
     await makeAi(page, { order: ['server'], server: { jsonSchema: true } });
@@ -124,8 +124,74 @@ describe('SDK cascade in the browser', { skip, timeout: 120000 }, () => {
     const schema = { type: 'object', properties: { name: { type: 'string' }, price: { type: 'number' } }, required: ['name', 'price'], additionalProperties: false };
     const object = await page.evaluate((schema) => window.ai.chat({ prompt: 'Cheapest blue mug?', schema }).object(), schema);
     assert.deepEqual(object, { name: 'Tide', price: 32 });
-    const body = chats()[before].body;
-    assert.deepEqual(body.response_format, { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } });
+    assert.deepEqual(chats()[before].body.response_format, { type: 'json_schema', json_schema: { name: 'answer', schema } });
+
+    await makeAi(page, { order: ['server'], server: { jsonSchema: 'strict' } });
+    await page.evaluate((schema) => window.ai.chat({ prompt: 'Again', schema }).object(), schema);
+    assert.deepEqual(chats().at(-1).body.response_format, { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } });
+
+    // An answer that doesn't fit: a SchemaError with the text and the problems.
+    respond = () => ({ text: '{"name":"Tide"}' });
+    const failed = await page.evaluate(async (schema) => {
+      const error = await window.ai.chat({ prompt: 'Once more', schema }).object().catch((e) => e);
+      return { isSchemaError: error instanceof window.Leuria.SchemaError, text: error.text, problems: error.problems };
+    }, schema);
+    assert.deepEqual(failed, { isSchemaError: true, text: '{"name":"Tide"}', problems: ['price: required'] });
+  });
+
+  it('textStream yields the text, and throws the run error', async () => {
+    respond = () => ({ text: 'Stoneware, glazed by hand.' });
+    const page = await freshPage();
+    await makeAi(page, { order: ['server'] });
+    const chunks = await page.evaluate(async () => {
+      const out = [];
+      for await (const chunk of window.ai.chat({ prompt: 'What are they made of?' }).textStream) out.push(chunk);
+      return out;
+    });
+    assert.ok(chunks.length > 1, 'in pieces');
+    assert.equal(chunks.join(''), 'Stoneware, glazed by hand.');
+    respond = () => ({ status: 503, errorBody: { error: { message: 'overloaded' } } });
+    const thrown = await page.evaluate(async () => {
+      try {
+        for await (const chunk of window.ai.chat({ prompt: 'Hi' }).textStream) void chunk;
+        return null;
+      } catch (error) {
+        return error.name;
+      }
+    });
+    assert.equal(thrown, 'ProviderError');
+  });
+
+  it('a custom provider with ownAI: true holds back the site, as bridge() does', async () => {
+    respond = () => ({ text: 'Picked.' });
+    const page = await freshPage();
+    const state = await page.evaluate(async () => {
+      const { createLeuria, server } = window.Leuria;
+      const own = {
+        id: 'leuria',
+        label: 'Your AI',
+        locality: 'device',
+        offers: ['chat'],
+        ownAI: true,
+        async detect() {
+          return { status: 'unavailable', capabilities: [], action: 'connect', detail: "Leuria isn't running, or isn't installed." };
+        },
+        async chat() {
+          throw new Error('not ready');
+        },
+        async connect() {},
+      };
+      window.ai = createLeuria({ providers: [own, server({ url: '/api/ai/chat/completions' })] });
+      await window.ai.detect();
+      return window.ai.getState();
+    });
+    assert.equal(state.active, null);
+    assert.equal(state.pending, 'leuria', 'its retry is the pending action');
+    assert.deepEqual(state.alternatives, ['server']);
+    assert.equal(state.providers[0].ownAI, true);
+    const out = await chatIn(page, { prompt: 'Hi' });
+    assert.equal(out.error.actionable, 'leuria');
+    assert.deepEqual(out.error.choices, ['server']);
   });
 
   it('server(): an HTTP error is a ProviderError in plain words', async () => {

@@ -37,6 +37,19 @@ const UI_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Connect
   window.__ready = true;
 </script></body></html>`;
 
+/** The same element, given its Leuria object before defineConnectElement() ran (it upgrades later). */
+const LATE_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Connect UI, defined late</title></head>
+<body><leuria-connect id="connect"></leuria-connect>
+<script type="module">
+  import * as Leuria from '/sdk/leuria.js';
+  const params = new URLSearchParams(location.search);
+  const { createLeuria, bridge, server, defineConnectElement } = Leuria;
+  window.ai = createLeuria({ providers: [bridge({ app: 'Test shop', url: params.get('engine') }), server({ url: '${ROUTE}' })] });
+  document.getElementById('connect').leuria = window.ai;
+  defineConnectElement();
+  window.__ready = true;
+</script></body></html>`;
+
 describe('Connect UI and the example shop', { skip, timeout: 180000 }, () => {
   let srv;
   let site;
@@ -45,7 +58,7 @@ describe('Connect UI and the example shop', { skip, timeout: 180000 }, () => {
 
   before(async () => {
     srv = await startOpenAiServer({ respond: (body, i) => respond(body, i) });
-    site = await startSite({ routes: { [ROUTE]: proxyTo(`${srv.url}/chat/completions`) }, pages: { '/ui.html': UI_PAGE } });
+    site = await startSite({ routes: { [ROUTE]: proxyTo(`${srv.url}/chat/completions`) }, pages: { '/ui.html': UI_PAGE, '/late.html': LATE_PAGE } });
     browser = await launchBrowser();
   });
   after(async () => {
@@ -55,14 +68,14 @@ describe('Connect UI and the example shop', { skip, timeout: 180000 }, () => {
     await stopAll();
   });
 
-  async function uiPage(engineUrl, lm = { availability: 'downloadable', autoDownload: false }) {
+  async function uiPage(engineUrl, lm = { availability: 'downloadable', autoDownload: false }, file = '/ui.html') {
     const context = await browser.newContext({ viewport: { width: 520, height: 400 } });
     await context.addInitScript(languageModelStandIn, lm);
     await context.addInitScript(leuriaLinkCatcher);
     const page = await context.newPage();
     page.logs = [];
     page.on('pageerror', (e) => page.logs.push(`pageerror: ${e.message}`));
-    await page.goto(site.url(`/ui.html?engine=${encodeURIComponent(engineUrl)}`));
+    await page.goto(site.url(`${file}?engine=${encodeURIComponent(engineUrl)}`));
     await page.waitForFunction(() => window.__ready === true);
     return page;
   }
@@ -125,6 +138,31 @@ describe('Connect UI and the example shop', { skip, timeout: 180000 }, () => {
     // Compact: one line.
     await page.evaluate(() => document.getElementById('connect').setAttribute('compact', ''));
     await screenshot(element(page), 'connect-ui-compact');
+    assert.deepEqual(page.logs, []);
+  });
+
+  it('picks up a leuria set before it was defined, and Cancel stops waiting for the visitor', async () => {
+    const page = await uiPage(`http://127.0.0.1:${await closedPort()}`, undefined, '/late.html');
+    await button(page, 'Connect your AI').waitFor();
+    const upgraded = await page.evaluate(() => {
+      const el = document.getElementById('connect');
+      return { same: el.leuria === window.ai, own: Object.hasOwn(el, 'leuria') };
+    });
+    assert.deepEqual(upgraded, { same: true, own: false }, 'the setter took the early value over');
+
+    await button(page, 'Connect your AI').click();
+    await status(page).getByText('Waiting for you to allow this site in Leuria…').waitFor({ timeout: 3000 });
+    await button(page, 'Cancel').waitFor();
+    await screenshot(element(page), 'connect-ui-waiting-cancel');
+    await button(page, 'Cancel').click();
+    await status(page).getByText('Connect Leuria to use your own AI on this site.').waitFor();
+    await button(page, 'Connect your AI').waitFor();
+    assert.equal(await button(page, 'Cancel').count(), 0);
+
+    // Connecting again opens a fresh link, and waits again.
+    await button(page, 'Connect your AI').click();
+    await status(page).getByText('Waiting for you to allow this site in Leuria…').waitFor({ timeout: 3000 });
+    assert.equal((await page.evaluate(() => window.__leuriaLinks)).length, 2);
     assert.deepEqual(page.logs, []);
   });
 

@@ -24,8 +24,11 @@ for (const p of PRODUCTS) {
 
 // ------------------------------------------------------------------ the AI
 
-// An engine on another port than 19570: open the shop with ?engine=http://127.0.0.1:<port>.
-const engine = new URLSearchParams(location.search).get('engine');
+// An engine on another port than 19570: open the shop with ?engine=http://127.0.0.1:<port>. Only
+// that form (or localhost) is taken: bridge() refuses any other host, so a crafted link can't send
+// the visitor's pairing elsewhere.
+const asked = new URLSearchParams(location.search).get('engine');
+const engine = asked && /^http:\/\/(127\.0\.0\.1|localhost):\d{1,5}\/?$/.test(asked) ? asked : null;
 
 const ai = createLeuria({
   providers: [

@@ -4,8 +4,19 @@
 import type { NoProviderReason } from "./errors.js";
 import type { Capability, LeuriaState, Offer, Provider, ProviderState, RoutingOptions } from "./types.js";
 
-/** The id that makes later providers wait: the visitor's own AI comes first. */
-export const OWN_AI = "bridge";
+/** Whether a provider (or its state) is the visitor's own AI, which makes the providers after it
+ *  wait. The id "bridge" counts too, so a bridge-like provider from before the flag still leads. */
+export function isOwnAI(provider: { readonly id: string; readonly ownAI?: boolean | undefined }): boolean {
+  return provider.ownAI === true || provider.id === "bridge";
+}
+
+/** Whether a click of the visitor's would move this provider on: it needs an action, or it is the
+ *  visitor's own AI after a connect that got no answer ("isn't running, or isn't installed"),
+ *  whose action is a retry. */
+export function needsVisitor(state: ProviderState): boolean {
+  if (state.status === "needs-action") return true;
+  return state.status === "unavailable" && state.action !== undefined && isOwnAI(state);
+}
 
 export interface Entry {
   readonly provider: Provider;
@@ -79,7 +90,7 @@ function explain(entries: readonly Entry[], needs: readonly Capability[], route:
     reasons.push({ id, label, state, reason });
     if (!inRoute.has(entry) || excluded(entry, needs, route) || !couldServe(entry, needs)) continue;
     if (held && (state === "ready" || clickDownloads(entry))) choices.push(id);
-    if (!held && actionable === null && state === "needs-action") actionable = id;
+    if (!held && actionable === null && needsVisitor(entry.state)) actionable = id;
   }
   return { reasons, choices, actionable };
 }
@@ -114,8 +125,16 @@ function pendingFor(entries: readonly Entry[], offer: Offer, current: Entry | nu
   const end = current ? entries.indexOf(current) : entries.length;
   const found = entries
     .slice(0, end)
-    .find((entry) => offers(entry, offer) && entry.state.status === "needs-action" && gateOf(entries, entry, [offer], whole, policy) === null);
+    .find((entry) => offers(entry, offer) && needsVisitor(entry.state) && gateOf(entries, entry, [offer], whole, policy) === null);
   return found?.provider.id ?? null;
+}
+
+/** What ai.connect() without an id acts on: the visitor's own AI when it needs them (a connect,
+ *  or a retry), else the pending action. Never a provider held back for the own AI: a plain
+ *  connect() must not start the browser model's download when the page meant "connect Leuria". */
+export function connectTarget(entries: readonly Entry[], policy: Policy): string | null {
+  const own = entries.find((entry) => isOwnAI(entry.provider) && offers(entry, "chat") && needsVisitor(entry.state));
+  return own?.provider.id ?? pendingFor(entries, "chat", null, policy);
 }
 
 function candidates(entries: readonly Entry[], route: Route): Entry[] {
@@ -137,7 +156,7 @@ function excluded(entry: Entry, needs: readonly Capability[], route: Route): str
  *  do itself: a bridge that doesn't offer embeddings doesn't make the others' wait. */
 function gateOf(entries: readonly Entry[], entry: Entry, needs: readonly Capability[], route: Route, policy: Policy): Entry | null {
   if (policy.fallback === "auto" || route.ids || policy.chosen === entry.provider.id) return null;
-  const gateIndex = entries.findIndex((other) => other.provider.id === OWN_AI);
+  const gateIndex = entries.findIndex((other) => isOwnAI(other.provider));
   if (gateIndex < 0 || entries.indexOf(entry) <= gateIndex) return null;
   const gate = entries[gateIndex]!;
   if (gate.state.status === "ready") return null;

@@ -19,7 +19,7 @@ export class NoProviderError extends Error {
   readonly reasons: NoProviderReason[];
   /** Providers that would answer once the visitor picks one instead of their own AI. */
   readonly choices: string[];
-  /** A provider that a click would fix (bridge: connect; browser: download), if any. */
+  /** A provider that a click would fix (bridge: connect, or try again; browser: download), if any. */
   readonly actionable: string | null;
 
   constructor(init: { needs: Capability[]; reasons: NoProviderReason[]; choices: string[]; actionable: string | null }) {
@@ -51,6 +51,21 @@ export class ProviderError extends Error {
     this.provider = provider;
     this.code = code;
     this.detail = detail;
+  }
+}
+
+/** run.object() got an answer that isn't the JSON the request's schema asked for. */
+export class SchemaError extends Error {
+  override readonly name = "SchemaError";
+  /** The AI's answer, as it wrote it. */
+  readonly text: string;
+  /** What is wrong with it, each naming its path ("items[2].name: expected string"). */
+  readonly problems: string[];
+
+  constructor(text: string, problems: string[]) {
+    super(`The answer doesn't match the schema: ${problems.join("; ")}`);
+    this.text = text;
+    this.problems = problems;
   }
 }
 

@@ -8,6 +8,6 @@ export type { BrowserAIOptions } from "./providers/browser.js";
 export { server } from "./providers/server.js";
 export type { ServerOptions } from "./providers/server.js";
 export { defineConnectElement, LeuriaConnectElement } from "./ui/connect.js";
-export { NoProviderError, ProviderError } from "./errors.js";
+export { NoProviderError, ProviderError, SchemaError } from "./errors.js";
 export type { NoProviderReason } from "./errors.js";
 export type * from "./types.js";

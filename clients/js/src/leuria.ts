@@ -1,5 +1,6 @@
 // createLeuria: the page's AI in one object. It owns the providers (detection, the visitor's pick,
 // the page's lifecycle) and sends each request down the cascade (cascade.ts) as a Run.
+import { isOwnAI } from "./cascade.js";
 import { LeuriaConversation, type ConversationCore } from "./conversation.js";
 import { ProviderError } from "./errors.js";
 import { prepareMessages } from "./messages.js";
@@ -117,15 +118,8 @@ export function createLeuria(options: LeuriaOptions): Leuria {
 
   function connect(providerId?: string): Promise<void> {
     if (registry.destroyed) return Promise.reject(destroyedError());
-    const state = registry.getState();
-    // A provider that needs the visitor, else one whose last attempt failed and offers a retry
-    // (the bridge after a connect that got no answer).
-    const id =
-      providerId ??
-      state.pending ??
-      state.providers.find((p) => p.offers.includes("chat") && p.status === "needs-action")?.id ??
-      state.providers.find((p) => p.offers.includes("chat") && p.status === "unavailable" && p.action !== undefined)?.id;
-    if (id === undefined) return Promise.reject(new Error("No AI needs a visitor action right now."));
+    const id = providerId ?? registry.connectTarget();
+    if (id === null) return Promise.reject(new Error("No AI needs a visitor action right now."));
     const provider = registry.find(id);
     if (!provider) return Promise.reject(new Error(`Unknown provider "${id}".`));
     if (typeof provider.connect !== "function") return Promise.reject(new Error(`${provider.label} has nothing to connect.`));
@@ -142,7 +136,7 @@ export function createLeuria(options: LeuriaOptions): Leuria {
 
   function disconnect(providerId?: string): Promise<void> {
     if (registry.destroyed) return Promise.reject(destroyedError());
-    const id = providerId ?? (registry.find("bridge") ? "bridge" : registry.getState().active);
+    const id = providerId ?? registry.providers.find(isOwnAI)?.id ?? registry.getState().active;
     if (!id) return Promise.reject(new Error("No AI to disconnect."));
     const provider = registry.find(id);
     if (!provider) return Promise.reject(new Error(`Unknown provider "${id}".`));

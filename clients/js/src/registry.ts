@@ -1,7 +1,7 @@
 // The providers' live state: detection, pushed updates, the visitor's pick, and the immutable
 // snapshot pages read with getState()/subscribe(). The rules that turn this state into a choice
 // live in cascade.ts.
-import { decide, routeOf, summarize, type Entry, type Policy } from "./cascade.js";
+import { connectTarget, decide, isOwnAI, routeOf, summarize, type Entry, type Policy } from "./cascade.js";
 import { abortError, NoProviderError, ProviderError } from "./errors.js";
 import { reportError } from "./page.js";
 import type { Capability, LeuriaState, Provider, ProviderReport, ProviderState, RoutingOptions } from "./types.js";
@@ -63,6 +63,11 @@ export class Registry {
 
   find(id: string): Provider | undefined {
     return this.#slot(id)?.provider;
+  }
+
+  /** The provider ai.connect() acts on without an id (see cascade.ts), or null. */
+  connectTarget(): string | null {
+    return connectTarget(this.#entries(), this.#policy());
   }
 
   choose(id: string | null): void {
@@ -210,6 +215,8 @@ function stateOf(slot: Slot): ProviderState {
   const report = slot.report;
   const state: Record<string, unknown> = { id, label: typeof label === "string" ? label : id, locality, offers: [...offers] };
   for (const key of REPORT_KEYS) if (report[key] !== undefined) state[key] = key === "capabilities" ? [...report.capabilities] : report[key];
+  // The UI reads state only, and must know which provider is the visitor's own AI.
+  if (isOwnAI(slot.provider)) state.ownAI = true;
   return state as unknown as ProviderState;
 }
 

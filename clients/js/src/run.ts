@@ -1,7 +1,7 @@
 // A Run: one request's answer, as a replayable event stream and as promises. Every run begins with
 // start and ends with finish or error (a run that never reaches a provider has only the error).
 // Events are kept, so each iterator sees all of them from the start, whenever it attaches.
-import { abortError } from "./errors.js";
+import { abortError, SchemaError } from "./errors.js";
 import { reportError } from "./page.js";
 import { validate } from "./schema.js";
 import type { FinishReason, JsonSchema, Message, ProviderChatResult, RunEvent, Run } from "./types.js";
@@ -83,10 +83,27 @@ export class LeuriaRun implements Run {
 
   async object<T = unknown>(): Promise<T> {
     const text = await this.text();
-    const value = parseJsonAnswer(text);
-    const errors = validate(this.#options.schema, value);
-    if (errors.length) throw new Error(`The answer doesn't match the schema: ${errors.join("; ")}`);
+    let value: unknown;
+    try {
+      value = parseJsonAnswer(text);
+    } catch (error) {
+      throw new SchemaError(text, [`value: ${(error as Error).message}`]);
+    }
+    const problems = validate(this.#options.schema, value);
+    if (problems.length) throw new SchemaError(text, problems);
     return value as T;
+  }
+
+  /** A fresh iterable each time, each from the start, like the event iterator. */
+  get textStream(): AsyncIterable<string> {
+    return { [Symbol.asyncIterator]: () => this.#texts() };
+  }
+
+  async *#texts(): AsyncGenerator<string> {
+    for await (const event of this) {
+      if (event.type === "text") yield event.text;
+      else if (event.type === "error") throw event.error;
+    }
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<RunEvent> {
@@ -205,7 +222,7 @@ export function parseJsonAnswer(text: string): unknown {
       // try the next reading
     }
   }
-  throw new Error("The answer isn't valid JSON.");
+  throw new Error("isn't valid JSON");
 }
 
 function toError(error: unknown): Error {

@@ -7,6 +7,15 @@ import type { JsonSchema } from "./types.js";
 
 type Schema = JsonSchema | boolean;
 
+/** Throws a TypeError for what can't be a request's JSON Schema. A Zod schema (safeParse, _def,
+ *  _zod) is the usual mistake: it would otherwise be sent as a schema with no constraints. */
+export function checkJsonSchema(schema: unknown, name: "inputSchema" | "schema"): void {
+  const zodLike = isObject(schema) && (typeof schema.safeParse === "function" || "_def" in schema || "_zod" in schema);
+  if (zodLike || !isObject(schema)) {
+    throw new TypeError(`${name} must be a JSON Schema object; convert a Zod schema with z.toJSONSchema() or zod-to-json-schema.`);
+  }
+}
+
 /** Stop collecting after this many errors: the AI needs the first few, not a report. */
 const MAX_ERRORS = 8;
 /** $ref chains deeper than this are a cycle in the schema, not in the value. */

@@ -2,7 +2,8 @@
 // announces it (tool-call before, tool-result after), so every provider streams the same events
 // and a page's middleware and validation apply whichever AI answers.
 import { abortError } from "./errors.js";
-import { validate } from "./schema.js";
+import { raceAbort } from "./registry.js";
+import { checkJsonSchema, validate } from "./schema.js";
 import type { JsonSchema, RunEvent, Tool, ToolContext, ToolMiddleware, ToolOutcome } from "./types.js";
 
 /** A request's tools, checked once: names unique, each with an execute. */
@@ -18,6 +19,7 @@ export function toolSet(tools: readonly Tool[] | undefined): ToolSet {
   for (const tool of tools ?? []) {
     if (!tool || typeof tool.name !== "string" || !tool.name) throw new TypeError("Every tool needs a name.");
     if (typeof tool.execute !== "function") throw new TypeError(`The tool "${tool.name}" needs an execute function.`);
+    if (tool.inputSchema !== undefined) checkJsonSchema(tool.inputSchema, "inputSchema");
     if (byName.has(tool.name)) {
       throw new Error(`Two tools are named "${tool.name}": tool names must be unique in a request.`);
     }
@@ -61,7 +63,9 @@ export function toolCaller(options: ToolCallerOptions): CallTool {
       if (!tool) throw new Error(`Unknown tool: ${name}`);
       if (parsed.error) throw new Error(parsed.error);
       const ctx: ToolContext = Object.freeze({ provider, callId: id, signal });
-      outcome = { ok: true, result: await runChain(tool, parsed.args, ctx, middleware) };
+      // Raced with the run's signal: a tool (or middleware) that ignores ctx.signal must not keep
+      // the provider waiting once the run is cancelled; it gets a failed outcome to answer with.
+      outcome = { ok: true, result: await raceAbort(runChain(tool, parsed.args, ctx, middleware), signal) };
     } catch (error) {
       outcome = { ok: false, error: messageOf(error) };
     }

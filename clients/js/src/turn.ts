@@ -3,6 +3,7 @@
 import { needsOf } from "./messages.js";
 import type { Registry } from "./registry.js";
 import { LeuriaRun } from "./run.js";
+import { checkJsonSchema } from "./schema.js";
 import { toolCaller, type ToolSet } from "./tools.js";
 import type { JsonSchema, Message, Provider, ProviderChatRequest, ProviderChatResult, RoutingOptions, Run, ToolMiddleware } from "./types.js";
 
@@ -35,6 +36,8 @@ export function startTurn(core: Core, turn: Turn): Run {
   const needs = needsOf({ messages, tools: tools.list, schema });
   const run: Run = new LeuriaRun(
     async (control) => {
+      // Checked here, not before: the run then fails like any bad request (error event alone).
+      if (schema !== undefined) checkJsonSchema(schema, "schema");
       const provider = await core.registry.pick(needs, routing, control.signal);
       const model = core.registry.getState().providers.find((state) => state.id === provider.id)?.model;
       control.start(provider.id, model);

@@ -53,7 +53,8 @@ export interface ToolContext {
   provider: string;
   /** The call's id, as the AI gave it. */
   callId: string;
-  /** Aborted when the run is cancelled. */
+  /** Aborted when the run is cancelled. Pass it on (to fetch, say): a tool that ignores it keeps
+   *  running, though its call ends at once with an error and its result is dropped. */
   signal: AbortSignal;
 }
 
@@ -63,7 +64,8 @@ export interface ToolContext {
 export interface Tool<Args = any, Result = unknown> {
   name: string;
   description?: string;
-  /** Default: an object with any properties. */
+  /** A JSON Schema (not a Zod schema: convert one with z.toJSONSchema()). Default: an object with
+   *  any properties. */
   inputSchema?: JsonSchema;
   execute(args: Args, ctx: ToolContext): Result | Promise<Result>;
 }
@@ -98,7 +100,8 @@ export interface ChatRequest extends RoutingOptions {
   /** Instructions for the AI. */
   system?: string;
   tools?: Tool[];
-  /** Ask for a JSON answer matching this schema; read it with run.object(). */
+  /** Ask for a JSON answer matching this JSON Schema (not a Zod schema: convert one with
+   *  z.toJSONSchema()); read it with run.object(). */
   schema?: JsonSchema;
   /** Images for the AI, added to the last user message. */
   attachments?: Attachment[];
@@ -119,13 +122,18 @@ export type RunEvent =
   | { type: "error"; error: Error };
 
 /** One request's answer. Iterate it for events (each iterator sees every event from the start),
- *  or await text(), object() or message(). Every run begins with start and ends with finish or
- *  error; a run that never reached a provider (NoProviderError, a bad request, cancelled at once)
- *  has the error event alone. cancel() stops it: the run then fails with an AbortError. A run
- *  nobody awaits never causes an unhandled rejection. */
+ *  iterate textStream for the text alone, or await text(), object() or message(). Every run begins
+ *  with start and ends with finish or error; a run that never reached a provider (NoProviderError,
+ *  a bad request, cancelled at once) has the error event alone. cancel() stops it: the run then
+ *  fails with an AbortError. A run nobody awaits never causes an unhandled rejection. */
 export interface Run extends AsyncIterable<RunEvent> {
+  /** The answer's text as it streams, chunk by chunk, from the start. Unlike the event iterator
+   *  (which yields an error event and ends), it throws the run's error, as the Vercel AI SDK's
+   *  textStream and OpenAI's streams do: `for await (const chunk of run.textStream)` in a try. */
+  readonly textStream: AsyncIterable<string>;
   text(): Promise<string>;
-  /** The answer parsed as JSON (and checked against the request's schema). */
+  /** The answer parsed as JSON and checked against the request's schema. An answer that isn't
+   *  JSON, or doesn't match, rejects with SchemaError (its text and the problems found). */
   object<T = unknown>(): Promise<T>;
   message(): Promise<Message>;
   /** The provider that answers, once the run has started. */
@@ -199,6 +207,8 @@ export interface ProviderState {
   /** Why, in plain words for visitors. */
   readonly detail?: string;
   readonly embedModel?: string;
+  /** Present (true) on the visitor's own AI (Provider.ownAI), which the UI offers first. */
+  readonly ownAI?: true;
 }
 
 /** An immutable snapshot: a new object after every change, the same object until then. */
@@ -206,8 +216,9 @@ export interface LeuriaState {
   readonly providers: readonly ProviderState[];
   /** The provider a plain chat request would use now. */
   readonly active: string | null;
-  /** A provider that needs a visitor action and is preferred over the active one (or none is ready).
-   *  Never one held back for the visitor's own AI: those are in alternatives. */
+  /** A provider that needs a visitor action and is preferred over the active one (or none is ready):
+   *  needs-action, or the visitor's own AI unavailable with an action (a retry, after a connect
+   *  that got no answer). Never one held back for the visitor's own AI: those are in alternatives. */
   readonly pending: string | null;
   /** The same two, for embeddings. */
   readonly embedder: string | null;
@@ -220,8 +231,8 @@ export interface LeuriaState {
 
 export interface LeuriaOptions {
   providers: Provider[];
-  /** "ask" (default): providers after bridge() wait until the visitor picks one. "auto": they
-   *  answer at once while bridge() isn't ready. */
+  /** "ask" (default): providers after the visitor's own AI (bridge(), or a provider with ownAI)
+   *  wait until the visitor picks one. "auto": they answer at once while it isn't ready. */
   fallback?: "ask" | "auto";
   middleware?: ToolMiddleware | ToolMiddleware[];
   /** End provider sessions when the page goes away. Default true. */
@@ -239,7 +250,11 @@ export interface Leuria {
   chat(request: ChatRequest): Run;
   conversation(options?: ConversationOptions): Conversation;
   embed(texts: string[], options?: EmbedOptions): Promise<Embeddings>;
-  /** Runs the pending visitor action (connect, download). Call it from a click. */
+  /** Runs a visitor action (connect, download). Without an id: the visitor's own AI when it needs
+   *  them (a connect, or a retry), else state.pending; never a provider held back for the own AI
+   *  (a plain connect() doesn't start the browser model's download). Call it from a click. It
+   *  resolves once the action has run its course (bridge: the visitor answered, or didn't) and
+   *  reports the outcome in the state: it doesn't reject when the visitor says no. */
   connect(providerId?: string): Promise<void>;
   /** Forgets the site's grant (or the provider's equivalent) in this browser. */
   disconnect(providerId?: string): Promise<void>;
@@ -286,7 +301,8 @@ export interface ProviderChatRequest {
   tools: readonly Tool[];
   /** Runs a tool the AI asked for: middleware, then validation against inputSchema, then execute.
    *  It emits tool-call before and tool-result after, so a provider must not emit those itself.
-   *  It never throws: an unknown tool, bad arguments or a failing tool give { ok: false, error }.
+   *  It never throws: an unknown tool, bad arguments or a failing tool give { ok: false, error }, and
+   *  so does a cancel, at once, even while the tool itself runs on.
    *  args may be the JSON text the AI wrote (parsed for tools that take an object; empty means
    *  {}). callId is the AI's id for the call (one is made up when it is empty). */
   callTool(name: string, args: unknown, callId: string): Promise<ToolOutcome>;
@@ -325,6 +341,9 @@ export interface Provider {
   readonly label: string;
   readonly locality: Locality;
   readonly offers: readonly Offer[];
+  /** The visitor's own AI: providers after it wait while it isn't ready (see the cascade). A
+   *  provider with the id "bridge" counts as one too. */
+  readonly ownAI?: boolean;
   /** Called once by createLeuria, before the first detect. */
   attach?(context: ProviderContext): void;
   /** Where the provider stands now. Must not prompt the visitor, and (bridge) must not reach the

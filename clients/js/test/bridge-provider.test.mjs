@@ -4,36 +4,14 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadBridge } from './build-bridge.mjs';
+import { URL0, KEY, scriptedFetch, attachedBridge } from './bridge-fakes.mjs';
 
 let B;
 before(async () => {
   B = await loadBridge();
 });
 
-const URL0 = 'http://127.0.0.1:19570';
-const KEY = `leuria:token:${URL0}`;
-
-/** A fetch that answers with `handler({method, path, headers, body})` → {status, json} | 'unreadable' | Promise. */
-function scriptedFetch(handler) {
-  const requests = [];
-  const fetch = async (url, init = {}) => {
-    const req = { method: init.method || 'GET', path: new URL(url).pathname, headers: init.headers || {}, body: init.body ? JSON.parse(init.body) : undefined, signal: init.signal };
-    requests.push(req);
-    const answer = await handler(req, requests.length - 1);
-    if (answer === 'unreadable') throw new TypeError('Failed to fetch');
-    return new Response(answer.json === undefined ? '' : JSON.stringify(answer.json), { status: answer.status ?? 200, headers: { 'Content-Type': 'application/json' } });
-  };
-  return { fetch, requests };
-}
-
-/** A provider attached to a recording context. */
-function attached(options) {
-  const p = B.bridge({ url: URL0, app: 'Mug shop', ...options });
-  const updates = [];
-  let redetects = 0;
-  p.attach({ update: (r) => updates.push(r), redetect: () => redetects++ });
-  return { p, updates, redetects: () => redetects };
-}
+const attached = (options) => attachedBridge(B, options);
 
 const HEALTH = { leuria: '0.1.0', ok: true, agent: 'Claude Code', approvals: 'page', paired: true, embed: 'nomic-embed-text:latest' };
 
@@ -174,14 +152,15 @@ describe('bridge(): connected', () => {
     assert.equal((await p.detect()).status, 'needs-action');
   });
 
-  it('/health with no answer within 1.5 s: unavailable, "isn\'t running", token kept', async () => {
+  it('/health with no answer within 1.5 s: unavailable, token kept, and connect offered (a revoked site looks the same)', async () => {
     const { p, store } = connected((req) => new Promise((_, reject) => req.signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')))));
     const t0 = Date.now();
     const r = await p.detect();
     const ms = Date.now() - t0;
     assert.ok(ms >= 1400 && ms < 3000, `${ms} ms`);
     assert.equal(r.status, 'unavailable');
-    assert.equal(r.detail, "Leuria isn't running.");
+    assert.equal(r.detail, "Leuria isn't running, or no longer knows this site.");
+    assert.equal(r.action, 'connect');
     assert.equal(store.getItem(KEY), 'T0K');
   });
 

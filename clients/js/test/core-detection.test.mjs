@@ -140,7 +140,7 @@ test('connect() calls provider.connect synchronously, then detects again', async
   ai.destroy();
 });
 
-test('connect(id) runs that provider action; without id, the first chat provider needing one', async () => {
+test('connect(id) runs that provider action; without id, never a held-back one', async () => {
   const bridge = scripted({ id: 'bridge', status: 'needs-action', action: 'connect', connectable: true });
   const browser = scripted({ id: 'browser', status: 'needs-action', action: 'download', connectable: true });
   const ai = createLeuria(quiet({ providers: [bridge, browser] }));
@@ -156,9 +156,18 @@ test('connect(id) runs that provider action; without id, the first chat provider
   const other = createLeuria(quiet({ providers: [held, download] }));
   await other.detect();
   assert.equal(other.getState().pending, null, 'held back: an alternative, not the pending action');
-  await other.connect();
-  assert.equal(download.log.connects, 1);
+  await assert.rejects(other.connect(), /No AI needs a visitor action/);
+  assert.equal(download.log.connects, 0, "a plain connect() doesn't start the browser model's download");
   other.destroy();
+
+  const first = scripted({ id: 'first' });
+  const after = scripted({ id: 'after', status: 'needs-action', action: 'connect', connectable: true });
+  const third = createLeuria(quiet({ providers: [first, after] }));
+  await third.detect();
+  assert.equal(third.getState().pending, null, 'after the active one: not pending');
+  await third.connect();
+  assert.equal(after.log.connects, 1, 'still the first chat provider needing the visitor');
+  third.destroy();
 });
 
 test('connect() rejects clearly when there is nothing to do, and passes on a failed connect', async () => {

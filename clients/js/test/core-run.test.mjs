@@ -1,7 +1,7 @@
 // Runs: events, replay, text()/object()/message(), cancellation, and what the provider is given.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLeuria, NoProviderError, ProviderError } from '../dist/leuria.js';
+import { createLeuria, NoProviderError, ProviderError, SchemaError } from '../dist/leuria.js';
 import { scripted, quiet, events, types, tick } from './scripted-provider.mjs';
 
 function oneProvider(options = {}, extra = {}) {
@@ -115,15 +115,80 @@ test('object() tolerates a sentence around the JSON', async () => {
   ai.destroy();
 });
 
-test('object() rejects a clear Error for invalid JSON or a schema mismatch', async () => {
+test('object() rejects a SchemaError, with the text and the problems, for invalid JSON or a mismatch', async () => {
   const schema = { type: 'object', properties: { price: { type: 'number' } }, required: ['price'] };
   let { ai } = oneProvider({ capabilities: ['chat', 'structured'], reply: 'not json at all' });
-  await assert.rejects(ai.chat({ prompt: 'x', schema }).object(), /isn't valid JSON/);
+  const notJson = await ai.chat({ prompt: 'x', schema }).object().catch((e) => e);
+  assert.ok(notJson instanceof SchemaError);
+  assert.equal(notJson.name, 'SchemaError');
+  assert.equal(notJson.text, 'not json at all');
+  assert.deepEqual(notJson.problems, ["value: isn't valid JSON"]);
   ai.destroy();
   ({ ai } = oneProvider({ capabilities: ['chat', 'structured'], reply: '{"price": "24"}' }));
   const run = ai.chat({ prompt: 'x', schema });
-  await assert.rejects(run.object(), /doesn't match the schema: price: expected number/);
+  await assert.rejects(run.object(), (error) => {
+    assert.ok(error instanceof SchemaError);
+    assert.match(error.message, /doesn't match the schema: price: expected number/);
+    assert.equal(error.text, '{"price": "24"}');
+    assert.deepEqual(error.problems, ['price: expected number']);
+    return true;
+  });
   assert.equal(await run.text(), '{"price": "24"}', 'the run itself finished');
+  ai.destroy();
+});
+
+test('a failed run rejects object() with its own error, not a SchemaError', async () => {
+  const { ai } = oneProvider({ steps: [{ fail: new ProviderError('a', 'failed', 'Nope.') }] });
+  await assert.rejects(ai.chat({ prompt: 'x' }).object(), { name: 'ProviderError' });
+  ai.destroy();
+});
+
+test('a Zod schema (or anything not a JSON Schema object) fails the run with a clear TypeError', async () => {
+  const { ai, provider } = oneProvider({ capabilities: ['chat', 'structured'] });
+  const zodLike = { _def: { typeName: 'ZodObject' }, safeParse: () => ({ success: true }) };
+  const run = ai.chat({ prompt: 'x', schema: zodLike });
+  assert.deepEqual(await types(run), ['error']);
+  await assert.rejects(run.text(), (error) => error instanceof TypeError && /schema must be a JSON Schema object; convert a Zod schema with z\.toJSONSchema\(\)/.test(error.message));
+  await assert.rejects(ai.chat({ prompt: 'x', schema: 'string' }).text(), TypeError);
+  const convo = ai.conversation();
+  await assert.rejects(convo.send('x', { schema: { safeParse() {} } }).text(), TypeError);
+  assert.equal(convo.messages.length, 0, 'a turn that never reached an AI leaves no trace');
+  assert.equal(provider.log.chats.length, 0);
+  ai.destroy();
+});
+
+test('textStream yields the text chunks from the start, and throws the run error', async () => {
+  let { ai } = oneProvider({ steps: [{ reasoning: 'hmm' }, { text: 'Hel' }, { text: 'lo' }] });
+  const run = ai.chat({ prompt: 'hi' });
+  const chunks = [];
+  for await (const chunk of run.textStream) chunks.push(chunk);
+  assert.deepEqual(chunks, ['Hel', 'lo']);
+  const again = [];
+  for await (const chunk of run.textStream) again.push(chunk);
+  assert.deepEqual(again, ['Hel', 'lo'], 'each iteration replays from the start');
+  ai.destroy();
+
+  ({ ai } = oneProvider({ steps: [{ text: 'partial' }, { fail: new ProviderError('a', 'failed', 'Your AI stopped.') }] }));
+  const failing = ai.chat({ prompt: 'hi' });
+  const seen = [];
+  await assert.rejects(async () => {
+    for await (const chunk of failing.textStream) seen.push(chunk);
+  }, { name: 'ProviderError', message: 'Your AI stopped.' });
+  assert.deepEqual(seen, ['partial']);
+  assert.deepEqual(await types(failing), ['start', 'text', 'error'], 'the event iterator still ends with an error event');
+  ai.destroy();
+});
+
+test('textStream of a run nobody iterates causes no unhandled rejection', async () => {
+  const unhandled = [];
+  const onUnhandled = (reason) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  const { ai } = oneProvider({ steps: [{ fail: 'boom' }] });
+  const run = ai.chat({ prompt: 'x' });
+  void run.textStream;
+  await tick(10);
+  process.off('unhandledRejection', onUnhandled);
+  assert.deepEqual(unhandled, []);
   ai.destroy();
 });
 

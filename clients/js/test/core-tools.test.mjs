@@ -154,6 +154,48 @@ test('the tool sees the run signal abort when the run is cancelled', async () =>
   ai.destroy();
 });
 
+test('a tool that ignores the abort cannot hold the call: it resolves with an error for the AI', async () => {
+  let returned;
+  const provider = scripted({
+    id: 'p',
+    capabilities: ['chat', 'tools'],
+    chat: async (request) => {
+      returned = request.callTool('stuck', {}, 'c1');
+      return new Promise(() => {});
+    },
+  });
+  const ai = createLeuria(quiet({ providers: [provider] }));
+  const run = ai.chat({ prompt: 'x', tools: [{ name: 'stuck', execute: () => new Promise(() => {}) }] });
+  await new Promise((r) => setTimeout(r, 5));
+  run.cancel();
+  const outcome = await Promise.race([returned, new Promise((r) => setTimeout(() => r('held'), 500))]);
+  assert.deepEqual(outcome, { ok: false, error: 'The request was cancelled.' });
+  await assert.rejects(run.text(), { name: 'AbortError' });
+  ai.destroy();
+});
+
+test('a middleware that ignores the abort cannot hold the call either', async () => {
+  let returned;
+  const provider = scripted({ id: 'p', capabilities: ['chat', 'tools'], chat: (request) => ((returned = request.callTool('t', {}, 'c1')), new Promise(() => {})) });
+  const ai = createLeuria(quiet({ providers: [provider], middleware: () => new Promise(() => {}) }));
+  const run = ai.chat({ prompt: 'x', tools: [{ name: 't', execute: () => 1 }] });
+  await new Promise((r) => setTimeout(r, 5));
+  run.cancel('Stopped by the visitor.');
+  assert.deepEqual(await returned, { ok: false, error: 'Stopped by the visitor.' });
+  ai.destroy();
+});
+
+test('a Zod schema as inputSchema is refused with a clear TypeError', async () => {
+  const ai = createLeuria(quiet({ providers: [scripted({ id: 'p', capabilities: ['chat', 'tools'] })] }));
+  const message = 'inputSchema must be a JSON Schema object; convert a Zod schema with z.toJSONSchema() or zod-to-json-schema.';
+  for (const inputSchema of [{ safeParse: () => ({}) }, { _def: {} }, { _zod: {} }, 'object']) {
+    const tools = [{ name: 't', inputSchema, execute: () => 1 }];
+    await assert.rejects(ai.chat({ prompt: 'x', tools }).text(), (error) => error instanceof TypeError && error.message === message);
+    assert.throws(() => ai.conversation({ tools }), TypeError);
+  }
+  ai.destroy();
+});
+
 // ---------------------------------------------------------------- the validator, through tool calls
 
 test('schema: types, integer, null and nullable', async () => {

@@ -17,6 +17,7 @@ export function deferred() {
 /**
  * @param {object} options
  * @param {string} [options.id]
+ * @param {boolean} [options.ownAI] the visitor's own AI (Provider.ownAI)
  * @param {string} [options.label]
  * @param {"device"|"visitor-cloud"|"site"} [options.locality]
  * @param {string[]} [options.offers]
@@ -85,6 +86,7 @@ export function scripted(options = {}) {
     label: options.label ?? `Provider ${id}`,
     locality: options.locality ?? "device",
     offers: options.offers ?? ["chat"],
+    ...(options.ownAI !== undefined ? { ownAI: options.ownAI } : {}),
     attach(ctx) {
       log.attached++;
       log.order.push("attach");

@@ -154,15 +154,26 @@ describe('server() chat', () => {
     assert.equal(chats()[0].body.tools, undefined);
   });
 
-  it('asks for json_schema natively with jsonSchema: true', async () => {
-    const schema = { title: 'Mug pick', type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false };
+  it('asks for json_schema natively with jsonSchema: true, not strict (strict rejects optional properties)', async () => {
+    const schema = { title: 'Mug pick', type: 'object', properties: { name: { type: 'string' }, why: { type: 'string' } }, required: ['name'] };
     use([{ text: '{"name":"Ember"}' }]);
     const { request } = makeRequest({ prompt: 'Pick a mug', schema, system: 'Be brief.' });
     const result = await server({ url: `${srv.url}/chat/completions`, jsonSchema: true }).chat(request);
     assert.equal(result.text, '{"name":"Ember"}');
     const body = chats()[0].body;
-    assert.deepEqual(body.response_format, { type: 'json_schema', json_schema: { name: 'Mug_pick', schema, strict: true } });
+    assert.deepEqual(body.response_format, { type: 'json_schema', json_schema: { name: 'Mug_pick', schema } });
     assert.equal(body.messages[0].content, 'Be brief.');
+  });
+
+  it('adds strict: true with jsonSchema: "strict"', async () => {
+    const schema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false };
+    use([{ text: '{"name":"Ember"}' }]);
+    const { request } = makeRequest({ prompt: 'Pick a mug', schema });
+    const provider = server({ url: `${srv.url}/chat/completions`, jsonSchema: 'strict' });
+    assert.ok((await provider.detect()).capabilities.includes('structured'));
+    await provider.chat(request);
+    assert.deepEqual(chats()[0].body.response_format, { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } });
+    assert.equal(chats()[0].body.messages[0].role, 'user', 'no schema in words when it goes natively');
   });
 
   it('asks for the schema in words without jsonSchema', async () => {

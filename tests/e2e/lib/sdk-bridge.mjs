@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
+import { admin } from './http.mjs';
 import { approveInBrowser } from './sdk-page.mjs';
 
 export const PRODUCTS = [{ name: 'Celadon mug', price: 24, stock: 3 }];
@@ -83,8 +84,9 @@ export async function waitBridge(page, fields, timeoutMs = 15000) {
  * gesture, as browsers require for opening leuria://). Chromium then shows its "Open Leuria?"
  * dialog, which is tab-modal: until the visitor answers it, the tab gets no more real input, and
  * headless, nobody can answer it. So later clicks on the same page are dispatched as DOM click
- * events: the same handler runs, the same way (the bridge can't tell the difference; only the
- * browser may then refuse to hand the link to the system, which no test here needs).
+ * events: the same handler runs, the same way. Playwright runs them as a user gesture, so the page
+ * has its user activation, as after a real click (the bridge opens nothing without one); only the
+ * browser may then refuse to hand the link to the system, which no test here needs.
  */
 export async function clickConnect(page) {
   const opened = await page.evaluate(() => window.links.length);
@@ -100,6 +102,22 @@ export async function pairPage(browser, page, engine, { allow = true } = {}) {
   if (allow) return waitBridge(page, { status: 'ready' });
   await page.waitForFunction(() => window.connectDone === true, null, { timeout: 10000 });
   return bridgeState(page);
+}
+
+/** App engine: the visitor clicks the page's button; the app registers the link it was handed and
+ *  the visitor allows (the app's side, through the admin API). Returns the bridge's ready state. */
+export async function pairPageInApp(page, engine) {
+  const opened = await page.evaluate(() => window.links.length);
+  await clickConnect(page);
+  await waitBridge(page, { detail: '/Waiting/' });
+  const q = new URL((await page.evaluate(() => window.links))[opened]).searchParams;
+  const body = { origin: q.get('origin'), nonce: q.get('nonce') };
+  if (q.get('app')) body.app = q.get('app');
+  const l = await admin(engine, '/admin/pairing/link', { body });
+  assert.equal(l.status, 201, l.body);
+  const d = await admin(engine, `/admin/pairing/${l.json.requestId}`, { body: { allow: true } });
+  assert.equal(d.status, 200, d.body);
+  return waitBridge(page, { status: 'ready' });
 }
 
 /** The token the page keeps for `url`. */

@@ -22,8 +22,11 @@ export interface ServerOptions {
   model?: string;
   /** Extra headers: an object, or a function called for every request (may be async). */
   headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
-  /** The server accepts response_format { type: "json_schema" }. Default false. */
-  jsonSchema?: boolean;
+  /** The server accepts response_format { type: "json_schema", json_schema: { name, schema } }.
+   *  "strict" adds strict: true, which OpenAI enforces, but only for schemas whose properties are
+   *  all required and that set additionalProperties: false. Default false: the schema is asked
+   *  for in words, and the answer checked all the same. */
+  jsonSchema?: boolean | "strict";
   /** The server accepts tools. Default true. */
   tools?: boolean;
   /** The server accepts images (image_url parts). Default false. */
@@ -44,7 +47,8 @@ export function server(options: ServerOptions): Provider {
   const label = options.label ?? "This site's AI";
   const useTools = options.tools !== false;
   const useImages = options.images === true;
-  const useJsonSchema = options.jsonSchema === true;
+  const useJsonSchema = options.jsonSchema === true || options.jsonSchema === "strict";
+  const strict = options.jsonSchema === "strict";
   const capabilities: Capability[] = ["chat"];
   if (useTools) capabilities.push("tools");
   if (useImages) capabilities.push("images");
@@ -129,7 +133,7 @@ export function server(options: ServerOptions): Provider {
         // The last step must answer: tools stay declared (the history mentions them), unused.
         if (last) body.tool_choice = "none";
       }
-      if (request.schema && useJsonSchema) body.response_format = responseFormat(request.schema);
+      if (request.schema && useJsonSchema) body.response_format = responseFormat(request.schema, strict);
 
       // Steps are separated in the streamed text, so "Let me look." and the answer don't run together.
       const separator = all && !all.endsWith("\n") ? "\n\n" : "";
@@ -214,9 +218,11 @@ function toOpenAiTool(tool: { name: string; description?: string; inputSchema?: 
   };
 }
 
-function responseFormat(schema: JsonSchema) {
+/** Not strict unless asked: OpenAI's strict mode rejects any schema with an optional property,
+ *  and the cascade checks the answer against the schema anyway. */
+function responseFormat(schema: JsonSchema, strict: boolean) {
   const title = typeof schema.title === "string" ? schema.title.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) : "";
-  return { type: "json_schema", json_schema: { name: title || "answer", schema, strict: true } };
+  return { type: "json_schema", json_schema: { name: title || "answer", schema, ...(strict ? { strict: true } : {}) } };
 }
 
 /** Where there is no native json_schema, the model is asked in words (the cascade checks the JSON). */

@@ -1,17 +1,16 @@
 // What <leuria-connect> shows, as a pure function of the cascade's state: the sentence, the main
 // button, the progress bar, the other choices. Kept apart from the element so the wording rules
 // read in one place. Plain words only: never a status code or an event name.
+import { isOwnAI } from "../cascade.js";
 import type { LeuriaState, ProviderState } from "../types.js";
-
-/** The id the cascade treats as the visitor's own AI (see cascade.ts). */
-const OWN_AI = "bridge";
 
 export interface ButtonView {
   /** Stable across renders, so focus survives a re-render. */
   key: string;
   label: string;
   provider: string;
-  kind: "connect" | "choose" | "disconnect";
+  /** cancel: stop waiting for the visitor's answer in Leuria (this element only). */
+  kind: "connect" | "choose" | "disconnect" | "cancel";
   /** choose: the provider needs a download too, started by the same click. */
   download?: boolean;
 }
@@ -24,14 +23,18 @@ export interface ConnectView {
   progressLabel: string;
   primary: ButtonView | null;
   choices: ButtonView[];
+  /** "Disconnect" once the own AI is ready, or "Cancel" while waiting for the visitor's answer. */
   disconnect: ButtonView | null;
 }
 
 export interface LocalState {
   /** Providers whose connect() is running (started from this element). */
-  connecting: ReadonlySet<string>;
+  connecting: { has(id: string): boolean };
   /** The last failed action's message, in plain words. */
   error: string | null;
+  /** Providers whose wait the visitor cancelled, with the detail they showed then: that detail
+   *  (the waiting words) gives way to the plain invitation until the provider has news. */
+  dismissed?: ReadonlyMap<string, string | undefined>;
 }
 
 /** "This site's AI" → "this site's AI", "Your AI" → "your AI", for use inside a sentence. */
@@ -40,7 +43,14 @@ export function inSentence(label: string): string {
 }
 
 function ownAI(state: LeuriaState): ProviderState | undefined {
-  return state.providers.find((p) => p.id === OWN_AI) ?? state.providers.find((p) => p.action === "connect");
+  return state.providers.find(isOwnAI);
+}
+
+/** The words for a provider waiting for the visitor's click. */
+function invitation(p: ProviderState, local: LocalState): string {
+  const dismissed = local.dismissed?.has(p.id) && local.dismissed.get(p.id) === p.detail;
+  if (p.detail && !dismissed) return p.detail;
+  return p.action === "download" ? `${p.label} needs a one-time download.` : "Connect Leuria to use your own AI on this site.";
 }
 
 function using(p: ProviderState, own: ProviderState | undefined): string {
@@ -78,10 +88,11 @@ export function connectView(state: LeuriaState, local: LocalState): ConnectView 
   } else if (active) {
     status = using(active, own);
     tone = "ready";
-  } else if (pending) {
-    status = pending.detail ?? (pending.action === "download" ? `${pending.label} needs a one-time download.` : "Connect Leuria to use your own AI on this site.");
+  } else if (pending && pending.status === "needs-action") {
+    status = invitation(pending, local);
     tone = "action";
   } else if (own && own.status === "unavailable") {
+    // No answer from Leuria (pending then, with a retry), or not running (nothing to click).
     status = own.detail ?? "Leuria isn't running, or isn't installed.";
     tone = "problem";
     retry = true;
@@ -114,8 +125,9 @@ export function connectView(state: LeuriaState, local: LocalState): ConnectView 
       download: p.status === "needs-action" && p.action === "download",
     }));
 
-  const disconnect: ButtonView | null =
-    own && own.status === "ready" ? { key: `disconnect:${own.id}`, provider: own.id, kind: "disconnect", label: "Disconnect" } : null;
+  let disconnect: ButtonView | null = null;
+  if (own && own.status === "ready") disconnect = { key: `disconnect:${own.id}`, provider: own.id, kind: "disconnect", label: "Disconnect" };
+  else if (ownConnecting && own && !retry) disconnect = { key: `cancel:${own.id}`, provider: own.id, kind: "cancel", label: "Cancel" };
 
   return {
     status,

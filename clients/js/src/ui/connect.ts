@@ -16,13 +16,28 @@ const Base = (typeof HTMLElement !== "undefined" ? HTMLElement : class {}) as ty
 export class LeuriaConnectElement extends Base {
   #leuria: Leuria | null = null;
   #unsubscribe: (() => void) | null = null;
-  #connecting = new Set<string>();
+  /** Actions started from this element, by provider: a later outcome counts only if it is still
+   *  the one listed (Cancel removes it, a new click replaces it). */
+  #connecting = new Map<string, Promise<void>>();
+  /** Waits the visitor cancelled: provider → the detail shown then (see LocalState.dismissed). */
+  #dismissed = new Map<string, string | undefined>();
   #error: string | null = null;
   /** The state when the error was shown: a later change replaces the error with the news. */
   #errorState: LeuriaState | null = null;
   #lastState: LeuriaState | null = null;
   #parts: { box: HTMLElement; status: HTMLElement; text: HTMLElement; progress: HTMLProgressElement; row: HTMLElement; choices: HTMLElement } | null = null;
   #renderedKey = "";
+
+  constructor() {
+    super();
+    // A page may set el.leuria before defineConnectElement() ran: that made a plain property on
+    // the element, which would hide the setter. Take it over now that the element upgrades.
+    if (Object.prototype.hasOwnProperty.call(this, "leuria")) {
+      const value = (this as { leuria?: Leuria | null }).leuria ?? null;
+      delete (this as { leuria?: unknown }).leuria;
+      this.leuria = value;
+    }
+  }
 
   /** The Leuria object (from createLeuria) this element follows. */
   get leuria(): Leuria | null {
@@ -35,6 +50,7 @@ export class LeuriaConnectElement extends Base {
     this.#unsubscribe = null;
     this.#leuria = value;
     this.#connecting.clear();
+    this.#dismissed.clear();
     this.#error = null;
     if (this.isConnected) this.#follow();
   }
@@ -94,7 +110,7 @@ export class LeuriaConnectElement extends Base {
     }
     const state = ai.getState();
     if (this.#error && this.#errorState !== state) this.#error = null;
-    const view = connectView(state, { connecting: this.#connecting, error: this.#error });
+    const view = connectView(state, { connecting: this.#connecting, error: this.#error, dismissed: this.#dismissed });
     parts.box.dataset.tone = view.tone;
     if (parts.text.textContent !== view.status) parts.text.textContent = view.status;
     parts.progress.hidden = view.progress === null;
@@ -146,6 +162,15 @@ export class LeuriaConnectElement extends Base {
     const ai = this.#leuria;
     if (!ai) return;
     this.#error = null;
+    this.#dismissed.delete(view.provider);
+    if (view.kind === "cancel") {
+      // Stops waiting here only: Leuria's window stays open, and an answer given there later
+      // still shows up through the state. The next "Connect your AI" starts a fresh request.
+      this.#connecting.delete(view.provider);
+      this.#dismissed.set(view.provider, ai.getState().providers.find((p) => p.id === view.provider)?.detail);
+      this.#render();
+      return;
+    }
     if (view.kind === "disconnect") {
       this.#track(view.provider, ai.disconnect(view.provider), false);
       return;
@@ -160,14 +185,18 @@ export class LeuriaConnectElement extends Base {
   }
 
   #track(id: string, action: Promise<void>, busy: boolean): void {
-    if (busy) this.#connecting.add(id);
+    if (busy) this.#connecting.set(id, action);
     this.#render();
+    // A cancelled wait, or one replaced by a newer click, reports nothing.
+    const current = () => !busy || this.#connecting.get(id) === action;
     action.then(
       () => {
+        if (!current()) return;
         this.#connecting.delete(id);
         this.#render();
       },
       (error: unknown) => {
+        if (!current()) return;
         this.#connecting.delete(id);
         // ProviderError messages are plain words meant for visitors; anything else isn't shown.
         this.#error = error instanceof Error && error.name === "ProviderError" ? error.message : "That didn't work. Try again.";

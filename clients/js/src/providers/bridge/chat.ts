@@ -2,7 +2,7 @@
 // flattened into its prompt, closed at the end) and a conversation (one engine session kept warm
 // for many turns, started again with the history as context if it ends between turns).
 import type { ProviderChatRequest, ProviderChatResult, ProviderConversation, Tool } from "../../types.js";
-import { nextPromptFor, promptFor } from "./prompt.js";
+import { promptAfter, promptFor } from "./prompt.js";
 import { EngineSession, SessionGone, type PrepareBody, type SessionContext } from "./session.js";
 import { bridgeError, words } from "./words.js";
 
@@ -36,6 +36,12 @@ export class BridgeConversation implements ProviderConversation {
   private session: EngineSession | null = null;
   private starting: Promise<EngineSession> | null = null;
   private closed = false;
+  /** Bumped by endSession(): a session still starting from before then is closed, not used. */
+  private epoch = 0;
+  private endOptions: { keepalive?: boolean } = {};
+  /** How many of the conversation's messages `seenBy` has seen (the prompts and the answers). */
+  private seen = 0;
+  private seenBy: EngineSession | null = null;
 
   constructor(
     private readonly ctx: SessionContext,
@@ -54,10 +60,15 @@ export class BridgeConversation implements ProviderConversation {
         if (error instanceof SessionGone) throw error.failure ?? bridgeError(this.ctx.provider, "failed", words.failed, error.detail);
         throw error;
       }
-      // A fresh session hasn't seen the earlier messages: they go into its first prompt.
-      const { prompt, attachments } = session.turns === 0 ? promptFor(request.messages, request.schema) : nextPromptFor(request.messages, request.schema);
+      // A fresh session hasn't seen the earlier messages, and a warm one hasn't seen the turns
+      // another AI answered meanwhile: those go into its prompt as context.
+      const seen = this.seenBy === session ? this.seen : 0;
+      const { prompt, attachments } = promptAfter(request.messages, seen, request.schema);
       try {
-        return await session.prompt(prompt, attachments, request);
+        const result = await session.prompt(prompt, attachments, request);
+        this.seenBy = session;
+        this.seen = request.messages.length + 1;
+        return result;
       } catch (error) {
         if (!(error instanceof SessionGone)) throw error;
         if (this.session === session) this.session = null;
@@ -69,9 +80,23 @@ export class BridgeConversation implements ProviderConversation {
   async close(options: { keepalive?: boolean } = {}): Promise<void> {
     this.closed = true;
     this.hooks.onClosed();
-    const session = this.session ?? (await this.starting?.catch(() => null)) ?? null;
+    await this.endSession(options);
+  }
+
+  /**
+   * Ends the engine session but not the conversation (disconnect, page unload): the conversation
+   * belongs to the page, which may go on with it, and its next turn starts a new session with the
+   * history as context.
+   */
+  async endSession(options: { keepalive?: boolean } = {}): Promise<void> {
+    this.epoch++;
+    this.endOptions = options;
+    const starting = this.starting;
+    const session = this.session;
     this.session = null;
     await session?.close(options);
+    // One still starting is closed by warm() once it's up (it checks the epoch).
+    await starting?.catch(() => null);
   }
 
   /**
@@ -87,12 +112,13 @@ export class BridgeConversation implements ProviderConversation {
     const body: PrepareBody = {};
     if (this.options.system) body.systemPrompt = this.options.system;
     if (maxTurns) body.maxTurns = maxTurns;
+    const epoch = this.epoch;
     this.starting = session
       .start(body)
       .then(() => {
-        if (this.closed) {
-          void session.close();
-          throw bridgeError(this.ctx.provider, "failed", words.failed, "the conversation was closed");
+        if (this.closed || this.epoch !== epoch) {
+          void session.close(this.endOptions);
+          throw bridgeError(this.ctx.provider, "failed", words.failed, this.closed ? "the conversation was closed" : "the session was ended while it started");
         }
         this.session = session;
         return session;

@@ -5,6 +5,20 @@ import { abortError } from "../../errors.js";
 import type { TokenStore } from "./storage.js";
 import { bridgeError, engineDetail, words } from "./words.js";
 
+/**
+ * The engine's base URL from bridge({ url }), without a trailing slash. Only the loopback forms the
+ * protocol allows: the grant token goes with every request, so a page that passes a URL through
+ * (a query parameter, a setting) must never send it to another host. Anything else is a TypeError.
+ */
+export function engineUrl(url: unknown): string {
+  const match = typeof url === "string" ? /^http:\/\/(127\.0\.0\.1|localhost):([1-9]\d{0,4})\/?$/.exec(url) : null;
+  if (!match || Number(match[2]) > 65535) {
+    const shown = typeof url === "string" ? JSON.stringify(url.slice(0, 100)) : typeof url;
+    throw new TypeError(`bridge(): url must be http://127.0.0.1:<port> or http://localhost:<port> (Leuria on this computer), not ${shown}.`);
+  }
+  return `http://${match[1]}:${match[2]}`;
+}
+
 export interface EngineOptions {
   provider: string;
   /** The engine's base URL, without a trailing slash. */
@@ -30,6 +44,8 @@ export interface Answer {
   status: number;
   /** The parsed JSON body, or undefined when it isn't JSON. */
   json: any;
+  /** The grant token this request carried (null for the claim). */
+  token: string | null;
 }
 
 /** An AbortSignal that fires when any of `signals` does (AbortSignal.any isn't everywhere yet). */
@@ -66,7 +82,7 @@ export class Engine {
    * engine, a timeout), and an AbortError when `signal` aborted.
    */
   async call(method: string, path: string, options: CallOptions = {}): Promise<Answer> {
-    const response = await this.send(method, path, options);
+    const { response, token } = await this.send(method, path, options);
     let json: any;
     try {
       const text = await response.text();
@@ -74,29 +90,42 @@ export class Engine {
     } catch {
       json = undefined;
     }
-    if (response.status === 401 && json?.code === "not_paired") {
-      this.forget();
-      throw bridgeError(this.o.provider, "not_connected", words.notConnected, engineDetail(401, json));
-    }
-    return { status: response.status, json };
+    if (response.status === 401 && json?.code === "not_paired") this.unpaired(token, json);
+    return { status: response.status, json, token };
   }
 
-  /** The raw response, for the event stream (its body is read as it comes). */
+  /** The raw response, for the event stream (its body is read as it comes). Throws not_connected
+   *  on 401 not_paired, as call() does. */
   async open(path: string, signal: AbortSignal): Promise<Response> {
-    return this.send("GET", path, { signal });
+    const { response, token } = await this.send("GET", path, { signal });
+    if (response.status !== 401) return response;
+    const json = await response.json().catch(() => undefined);
+    if (json?.code === "not_paired") this.unpaired(token, json);
+    throw bridgeError(this.o.provider, "http_401", words.lost, engineDetail(401, json));
   }
 
-  /** Forgets the token and tells the provider (once per token). */
-  forget(): void {
-    if (!this.o.tokens.get()) return;
+  /**
+   * Forgets the token `sent` and tells the provider, once. Returns false, keeping the store as it
+   * is, when the store now holds another token: a re-pair (maybe in another tab) replaced the one
+   * the engine refused, and the new one must survive the old one's 401.
+   */
+  forget(sent: string | null): boolean {
+    if (!sent || this.o.tokens.get() !== sent) return false;
     this.o.tokens.forget();
     this.o.onUnpaired();
+    return true;
   }
 
-  private async send(method: string, path: string, options: CallOptions): Promise<Response> {
+  private unpaired(token: string | null, json: unknown): never {
+    this.forget(token);
+    throw bridgeError(this.o.provider, "not_connected", words.notConnected, engineDetail(401, json));
+  }
+
+  private async send(method: string, path: string, options: CallOptions): Promise<{ response: Response; token: string | null }> {
     const headers: Record<string, string> = {};
+    let token: string | null = null;
     if (options.auth !== false) {
-      const token = this.o.tokens.get();
+      token = this.o.tokens.get();
       // No token, no request: the engine wouldn't answer, and the browser might ask the visitor
       // about local network access for nothing.
       if (!token) throw bridgeError(this.o.provider, "not_connected", words.notConnected, "no grant token");
@@ -109,7 +138,7 @@ export class Engine {
     // Called unbound: window.fetch throws "Illegal invocation" when called as a method of another object.
     const doFetch = this.o.fetch;
     try {
-      return await doFetch(`${this.o.url}${path}`, {
+      const response = await doFetch(`${this.o.url}${path}`, {
         method,
         headers,
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
@@ -117,6 +146,7 @@ export class Engine {
         keepalive: options.keepalive,
         cache: "no-store",
       });
+      return { response, token };
     } catch (error) {
       if (options.signal?.aborted) throw abortError(options.signal.reason);
       // A closed port, a silent engine (no CORS headers) and a timeout look the same to a page.

@@ -15,11 +15,12 @@ import type {
   Tool,
 } from "../../types.js";
 import { BridgeConversation, oneOffChat } from "./chat.js";
-import { Engine } from "./engine.js";
+import { embedInBatches } from "./embed.js";
+import { Engine, engineUrl } from "./engine.js";
 import { ClaimLoop, cleanNeeds, connectLink, makeNonce, openLink, type BridgeNeeds, type ClaimOutcome } from "./pairing.js";
 import type { EngineSession, SessionContext } from "./session.js";
 import { TokenStore, type StorageOption } from "./storage.js";
-import { bridgeError, engineDetail, words } from "./words.js";
+import { words } from "./words.js";
 
 export type { BridgeNeeds } from "./pairing.js";
 export type { KeyValueStorage } from "./storage.js";
@@ -29,7 +30,8 @@ export interface BridgeOptions {
   app?: string;
   /** What your features need, so Leuria recommends an AI and model that fit, and no bigger. */
   needs?: BridgeNeeds;
-  /** The engine's address. Default http://127.0.0.1:19570. */
+  /** The engine's address: http://127.0.0.1:<port> or http://localhost:<port> (anything else is a
+   *  TypeError). Default http://127.0.0.1:19570. */
   url?: string;
   /** Where the site's token is kept: "local" (localStorage, the default; memory where it's
    *  blocked), "memory" (forgotten with the page), or your own getItem/setItem/removeItem object. */
@@ -63,6 +65,8 @@ class BridgeProvider implements Provider {
   readonly label: string;
   readonly locality = "device" as const;
   readonly offers: readonly Offer[] = ["chat", "embed"];
+  /** The visitor's own AI: the cascade holds back the providers after it while it isn't ready. */
+  readonly ownAI = true;
 
   private readonly engine: Engine;
   private readonly tokens: TokenStore;
@@ -79,7 +83,7 @@ class BridgeProvider implements Provider {
   constructor(private readonly options: BridgeOptions) {
     this.id = options.id ?? "bridge";
     this.label = options.label ?? "Your AI";
-    const url = (options.url ?? DEFAULT_URL).replace(/\/+$/, "");
+    const url = engineUrl(options.url ?? DEFAULT_URL);
     this.tokens = new TokenStore(options.storage, url);
     const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
     this.engine = new Engine({ provider: this.id, url, fetch: doFetch, tokens: this.tokens, onUnpaired: () => this.onUnpaired() });
@@ -97,23 +101,33 @@ class BridgeProvider implements Provider {
     this.context = context;
   }
 
-  async detect(): Promise<ProviderReport> {
-    if (!this.tokens.get()) return this.pairing ? report("needs-action", words.waiting, "connect") : (this.notConnected ?? report("needs-action", words.connect, "connect"));
+  detect(): Promise<ProviderReport> {
+    return this.check(true);
+  }
+
+  /** detect(); `again`: whether a refused token may be checked once more (another tab re-paired). */
+  private async check(again: boolean): Promise<ProviderReport> {
+    // A connect in progress says so, even over an old token (a re-pair after a revoke).
+    if (this.pairing) return report("needs-action", words.waiting, "connect");
+    if (!this.tokens.get()) return this.notConnected ?? report("needs-action", words.connect, "connect");
     let answer;
     try {
       answer = await this.engine.call("GET", "/health", { timeoutMs: HEALTH_TIMEOUT_MS });
     } catch (error) {
-      // not_connected: a 401 not_paired forgot the token (onUnpaired set why).
-      if ((error as { code?: string }).code === "not_connected") return this.notConnected ?? report("needs-action", words.forgotten, "connect");
-      // No answer: keep the token, Leuria may simply not be running right now.
-      return report("unavailable", words.notRunning);
+      if ((error as { code?: string }).code === "not_connected") {
+        // The token was refused; if another tab paired again meanwhile, check the new one.
+        if (again && this.tokens.get()) return this.check(false);
+        return this.notConnected ?? report("needs-action", words.forgotten, "connect");
+      }
+      return this.silent();
     }
     const health = answer.json;
-    if (answer.status !== 200 || !health || typeof health !== "object" || !("leuria" in health)) return report("unavailable", words.notRunning);
+    if (answer.status !== 200 || !health || typeof health !== "object" || !("leuria" in health)) return this.silent();
     if (health.paired === false) {
-      this.engine.forget();
+      if (!this.engine.forget(answer.token) && again) return this.check(false);
       return this.notConnected ?? report("needs-action", words.forgotten, "connect");
     }
+    this.notConnected = null;
     this.health = {
       agent: typeof health.agent === "string" ? health.agent : undefined,
       embed: typeof health.embed === "string" && health.embed ? health.embed : undefined,
@@ -123,8 +137,27 @@ class BridgeProvider implements Provider {
     return { status: "ready", capabilities, model: this.health.agent, action: undefined, progress: undefined, detail: undefined, embedModel: this.health.embed };
   }
 
+  /**
+   * Connected, but /health got no answer. The desktop app is silent both when it isn't running and
+   * to a site the visitor revoked there (no 401 ever comes), so keep the token (Leuria may just be
+   * closed) and offer connect: a click sends a new link, and the new token replaces the old one.
+   */
+  private silent(): ProviderReport {
+    return this.notConnected ?? report("unavailable", words.notRunningOrForgotten, "connect");
+  }
+
   /** Called synchronously from the visitor's click: the link opens before the first await. */
   connect(): Promise<void> {
+    // Pairing starts only from the visitor's action (the protocol's rule). Where the browser tells
+    // (userActivation), a call outside a click opens nothing; elsewhere (Node) it goes ahead.
+    const activation = (globalThis as { navigator?: { userActivation?: { isActive?: boolean } } }).navigator?.userActivation;
+    if (activation && activation.isActive === false) {
+      if (!this.pairing) {
+        this.notConnected = report(this.tokens.get() ? "unavailable" : "needs-action", words.clickToConnect, "connect");
+        this.push(this.notConnected);
+      }
+      return Promise.resolve();
+    }
     this.pairing?.stop(); // a second click restarts with a new nonce, and a new link
     const nonce = makeNonce();
     const needs = cleanNeeds(this.options.needs);
@@ -167,17 +200,9 @@ class BridgeProvider implements Provider {
     return conversation;
   }
 
-  async embed(texts: string[], options: { kind: EmbedKind; signal: AbortSignal }): Promise<{ model: string; vectors: number[][] }> {
-    const answer = await this.engine.call("POST", "/embed", { body: { texts, kind: options.kind }, signal: options.signal });
-    const { status, json } = answer;
-    if (status === 200 && typeof json?.model === "string" && Array.isArray(json.vectors)) return { model: json.model, vectors: json.vectors };
-    if (status === 503 && json?.code === "no_embedder") {
-      // The visitor's embedding model went away: the state should stop offering embed.
-      this.context?.redetect();
-      throw bridgeError(this.id, "no_embedder", words.noEmbedder, engineDetail(status, json));
-    }
-    const code = status === 502 ? "failed" : status === 200 ? "bad_answer" : `http_${status}`;
-    throw bridgeError(this.id, code, status === 200 ? words.unexpected : words.embedFailed, engineDetail(status, json));
+  embed(texts: string[], options: { kind: EmbedKind; signal: AbortSignal }): Promise<{ model: string; vectors: number[][] }> {
+    // The visitor's embedding model went away (503 no_embedder): the state should stop offering embed.
+    return embedInBatches(this.engine, this.id, texts, options, () => this.context?.redetect());
   }
 
   private async finishPairing(loop: ClaimLoop): Promise<void> {
@@ -185,6 +210,7 @@ class BridgeProvider implements Provider {
     if (this.pairing !== loop) return; // replaced by a newer attempt, or disconnected
     this.pairing = null;
     if (outcome.kind === "allowed") {
+      // Replaces any old token (a re-pair after a revoke the page couldn't see).
       this.tokens.set(outcome.token);
       // The core checks again once connect() settles; this makes the state ready at once.
       this.push(await this.detect());
@@ -234,8 +260,10 @@ class BridgeProvider implements Provider {
     session.onEnded = () => this.sessions.delete(session);
   }
 
+  /** Ends every engine session. Conversations stay open: they belong to the page, and their next
+   *  turn (after a reconnect, say) starts a new session with the history. */
   private closeAll(keepalive: boolean): void {
-    for (const conversation of [...this.conversations]) void conversation.close({ keepalive });
+    for (const conversation of [...this.conversations]) void conversation.endSession({ keepalive });
     for (const session of [...this.sessions]) void session.close({ keepalive });
   }
 

@@ -51,7 +51,7 @@ const ROLE: Record<string, string> = { user: "User", assistant: "Assistant", sys
  * The prompt for a session that hasn't seen `messages` yet: the last user message, preceded by the
  * earlier ones as a transcript when there are any.
  */
-export function promptFor(messages: readonly Message[], schema?: JsonSchema): EnginePrompt {
+export function promptFor(messages: readonly Message[], schema?: JsonSchema, intro = "Here is our conversation so far:"): EnginePrompt {
   const lastIndex = findLastUser(messages);
   const last = lastIndex >= 0 ? messages[lastIndex] : undefined;
   const earlier = messages.filter((m, i) => i !== lastIndex && m.role !== "system");
@@ -60,7 +60,7 @@ export function promptFor(messages: readonly Message[], schema?: JsonSchema): En
   if (!prompt.trim()) prompt = attachments.length ? "Look at the attached image." : "Hello.";
   if (earlier.length) {
     const transcript = earlier.map((m) => `${ROLE[m.role] ?? m.role}: ${textWithNotes(m)}`).join("\n\n");
-    prompt = `Here is our conversation so far:\n\n${transcript}\n\nNow the user says:\n${prompt}`;
+    prompt = `${intro}\n\n${transcript}\n\nNow the user says:\n${prompt}`;
   }
   if (schema) prompt += `\n\n${schemaInstruction(schema)}`;
   return { prompt, attachments };
@@ -70,6 +70,18 @@ export function promptFor(messages: readonly Message[], schema?: JsonSchema): En
 export function nextPromptFor(messages: readonly Message[], schema?: JsonSchema): EnginePrompt {
   const lastIndex = findLastUser(messages);
   return promptFor(lastIndex >= 0 ? [messages[lastIndex]] : [], schema);
+}
+
+/**
+ * The prompt for a session that has seen the first `seen` messages: the whole history for a fresh
+ * one (0), the new user message alone when nothing happened in between, and otherwise the messages
+ * it missed (turns another AI answered while this one wasn't ready) as context before it.
+ */
+export function promptAfter(messages: readonly Message[], seen: number, schema?: JsonSchema): EnginePrompt {
+  if (seen <= 0) return promptFor(messages, schema);
+  const lastIndex = findLastUser(messages);
+  if (lastIndex <= seen) return nextPromptFor(messages, schema);
+  return promptFor(messages.slice(seen, lastIndex + 1), schema, "Here is what was said since your last answer:");
 }
 
 function findLastUser(messages: readonly Message[]): number {

@@ -64,8 +64,6 @@ export class EngineSession {
   private idleWaiters: { resolve(): void; reject(e: unknown): void }[] = [];
   private endError: ProviderError | null = null;
   private closing = false;
-  /** Turns this session has run (a fresh session needs the history as context). */
-  turns = 0;
   /** Called once when the session ends, whatever the reason. */
   onEnded: (() => void) | null = null;
 
@@ -144,9 +142,15 @@ export class EngineSession {
     }
     if (answer.status !== 200) {
       this.dropTurn(result);
-      // The session was idle a moment ago, so a refusal means it ended or expired meanwhile.
-      if (answer.status === 400 || answer.status === 404) {
-        this.end(null);
+      if (answer.status === 404) {
+        this.end(null); // gone (expired, or ended long ago): nothing left to close
+        throw new SessionGone(null, engineDetail(answer.status, answer.json));
+      }
+      if (answer.status === 400) {
+        // The session looked idle, yet the engine refused: it ended meanwhile, or it is in a state
+        // this page lost track of. Close it either way, so it doesn't hold one of the origin's 4
+        // live sessions while the conversation starts a new one.
+        await this.close();
         throw new SessionGone(null, engineDetail(answer.status, answer.json));
       }
       throw bridgeError(this.ctx.provider, "failed", words.failed, engineDetail(answer.status, answer.json));
@@ -168,7 +172,10 @@ export class EngineSession {
     return new Promise<ProviderChatResult>((resolve, reject) => {
       const turn: Turn = { request, started: false, text: "", resolve, reject };
       this.turn = turn;
-      this.turns++;
+      // Running from now on, not from turn_start: a turn stopped before its turn_start arrived
+      // still runs in the engine until its turn_completed, and the next prompt must wait for that
+      // (sent earlier, the engine refuses it).
+      this.phase = "running";
       const onAbort = () => {
         if (this.turn !== turn) return;
         this.turn = null;
@@ -253,13 +260,13 @@ export class EngineSession {
     return outcome.ok ? { result: outcome.result } : { error: outcome.error };
   }
 
-  /** Forgets a turn the engine never started. */
+  /** Forgets a turn the engine never started: the session is idle again, as before it. */
   private dropTurn(result: Promise<ProviderChatResult>): void {
     result.catch(() => {});
     const turn = this.turn;
     this.turn = null;
-    this.turns--;
     turn?.reject(abortError("The turn did not start."));
+    this.becomeIdle();
   }
 
   private becomeIdle(): void {

@@ -51,11 +51,8 @@ export class SessionStream {
     const path = `/session/${encodeURIComponent(this.sessionId)}/stream`;
     const response = await this.engine.open(path, this.stopper.signal);
     if (response.ok && response.body) return response;
+    // (A 401 not_paired was handled by engine.open: the token forgotten, not_connected thrown.)
     const json = await response.json().catch(() => undefined);
-    if (response.status === 401 && json?.code === "not_paired") {
-      this.engine.forget();
-      throw bridgeError(this.provider, "not_connected", words.notConnected, engineDetail(401, json));
-    }
     throw bridgeError(this.provider, response.status === 404 ? "failed" : `http_${response.status}`, words.lost, engineDetail(response.status, json));
   }
 

@@ -132,13 +132,20 @@ export class ToolChannel {
     if (m.type === "ping") return send(ws, { type: "pong" });
     if (m.type === "callTool") {
       const id = m.id;
-      void this.o.onCall(id, String(m.tool), m.arguments ?? {}).then((answer) => {
-        // Answer on the channel that is open now: after a reconnect the engine has already failed
-        // the call, and ignores an id it doesn't know.
-        const target = this.socket ?? ws;
-        if (answer.error !== undefined) send(target, { type: "toolResponse", id, error: answer.error });
-        else send(target, { type: "toolResponse", id, result: answer.result === undefined ? null : answer.result });
-      });
+      // Every call gets exactly one answer, whatever happens on the way: a handler that throws or
+      // rejects answers with an error (the AI would otherwise wait 10 minutes for it), never with
+      // an unhandled rejection in the page.
+      void Promise.resolve()
+        .then(() => this.o.onCall(id, String(m.tool), m.arguments ?? {}))
+        .then(
+          (answer) => answer ?? {},
+          (error: unknown) => ({ error: `The tool failed: ${errorText(error)}` }),
+        )
+        .then((answer: { result?: unknown; error?: string }) => {
+          // Answer on the channel that is open now: after a reconnect the engine has already failed
+          // the call, and ignores an id it doesn't know.
+          sendRaw(this.socket ?? ws, toolResponse(id, answer));
+        });
       return;
     }
     // Resources and prompts: the bridge declares none, but every request gets an answer.
@@ -184,9 +191,31 @@ function parse(data: unknown): any {
 }
 
 function send(ws: WebSocket, message: unknown): void {
+  sendRaw(ws, JSON.stringify(message));
+}
+
+function sendRaw(ws: WebSocket, text: string): void {
   try {
-    if (ws.readyState === 1) ws.send(JSON.stringify(message));
+    if (ws.readyState === 1) ws.send(text);
   } catch {
     // the socket closed meanwhile; the engine fails the call on its side
+  }
+}
+
+/** The toolResponse text; a result JSON can't carry (a cycle, a BigInt) becomes an error. */
+function toolResponse(id: unknown, answer: { result?: unknown; error?: string }): string {
+  try {
+    if (answer.error !== undefined) return JSON.stringify({ type: "toolResponse", id, error: errorText(answer.error) });
+    return JSON.stringify({ type: "toolResponse", id, result: answer.result === undefined ? null : answer.result });
+  } catch (error) {
+    return JSON.stringify({ type: "toolResponse", id, error: `The tool's result can't be sent as JSON: ${errorText(error)}` });
+  }
+}
+
+function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return "unknown error";
   }
 }

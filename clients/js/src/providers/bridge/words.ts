@@ -8,6 +8,10 @@ export const words = {
   waiting: "Waiting for you to allow this site in Leuria…",
   notInstalled: "Leuria isn't running, or isn't installed.",
   notRunning: "Leuria isn't running.",
+  // A connected site whose /health gets no answer: the desktop app is silent both when it isn't
+  // running and when the visitor revoked the site, and a page can't tell which.
+  notRunningOrForgotten: "Leuria isn't running, or no longer knows this site.",
+  clickToConnect: "Click the connect button to connect your AI.",
   forgotten: "Leuria no longer knows this site. Connect again to use your AI.",
   denied: "This site wasn't allowed in Leuria. You can connect again whenever you like.",
   tooSoon: "Leuria asked to wait. Try again in a moment.",
@@ -21,6 +25,7 @@ export const words = {
   unexpected: "Leuria gave an answer this page doesn't understand.",
   noEmbedder: "There's no local model for this on this computer.",
   embedFailed: "The local model couldn't process this. Try again.",
+  embedModelChanged: "The local model changed while processing this. Try again.",
   noTool: "This page has no such tool.",
 } as const;
 
