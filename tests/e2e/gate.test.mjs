@@ -1,11 +1,12 @@
-// The gate every request goes through: Host, Origin, CORS, preflight, bodies, 404 and error shapes (CLI mode).
+// The gate every request goes through: Host, Origin, CORS, preflight, bodies, 404 and error shapes (CLI mode);
+// then, from the attacker's side, browsers' requests without Origin and pages' POSTs that aren't JSON (both modes).
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import {
-  startEngine, stopAll, request, rawHttp, rawSend, web, local, own, admin, ADMIN_TOKEN, pairCli,
-  assertError, assertJsonType, assertCors, accessControlHeaders, freshOrigin, nonce, sleep,
+  startEngine, stopAll, request, rawHttp, rawSend, web, local, own, admin, ADMIN_TOKEN, pairCli, pairApp,
+  startCliClaim, assertError, assertJsonType, assertCors, assertSilent, accessControlHeaders, freshOrigin, nonce, sleep,
 } from './helpers.mjs';
 
 const WEB = 'https://example.com';
@@ -41,6 +42,12 @@ describe('gate (CLI engine)', { timeout: 60000 }, () => {
         `[::1]:${eng.port}`,
         `0.0.0.0:${eng.port}`,
         `2130706433:${eng.port}`,
+        `0x7f.1:${eng.port}`,
+        `0x7f000001:${eng.port}`,
+        `[::ffff:127.0.0.1]:${eng.port}`,
+        `localhost.:${eng.port}`,
+        `127.0.0.1.:${eng.port}`,
+        `x.localhost:${eng.port}`,
         `127.0.0.1:${eng.port}@evil.com`,
         `127.0.0.1:0${eng.port}`,
         '',
@@ -172,8 +179,9 @@ describe('gate (CLI engine)', { timeout: 60000 }, () => {
 
   describe('bodies', () => {
     it('an empty body counts as {}', async () => {
-      // A claim needs a nonce: an empty body is parsed as {} and reaches that check.
-      assertError(await web(eng, WEB, '/connect/claim', { method: 'POST' }), 400, { error: 'A nonce is required' });
+      // A claim needs a nonce: an empty body is parsed as {} and reaches that check. (A page's POST
+      // must say JSON, with a body or not.)
+      assertError(await web(eng, WEB, '/connect/claim', { method: 'POST', headers: { 'Content-Type': 'application/json' } }), 400, { error: 'A nonce is required' });
       assertError(await web(eng, WEB, '/connect/claim', { method: 'POST', body: '', headers: { 'Content-Type': 'application/json' } }), 400, { error: 'A nonce is required' });
     });
 
@@ -324,5 +332,182 @@ describe('gate (CLI engine)', { timeout: 60000 }, () => {
       assertError(await admin(eng, '/admin/pairing/link', { body: { origin: WEB, nonce: nonce() } }), 404);
       assertError(await admin(eng, '/admin/sites?origin=https%3A%2F%2Fexample.com', { method: 'DELETE' }), 404);
     });
+  });
+});
+
+// Browsers leave Origin out of <img>, <script>, navigations and form GETs, but say in Sec-Fetch-Site
+// where a request comes from; a page on http://127.0.0.1:<another port> is "same-site" with the
+// engine. These are the attacker's requests made raw; browser.test.mjs makes them from a real page.
+const fromBrowser = (site, dest = 'image') => ({
+  'Sec-Fetch-Site': site,
+  'Sec-Fetch-Mode': dest === 'document' ? 'navigate' : 'no-cors',
+  'Sec-Fetch-Dest': dest,
+});
+const VERBOSE = ['--port', '0', '--no-open', '-v'];
+const NONCE = 'A'.repeat(32);
+// The bodies a plain <form> (or a fetch without a preflight) can send. The text/plain one smuggles
+// JSON, which the engine parsed happily before it asked for the Content-Type.
+const FORM_BODIES = {
+  'text/plain': `{"nonce":"${NONCE}","x":"="}`,
+  'application/x-www-form-urlencoded': `nonce=${NONCE}`,
+  'multipart/form-data; boundary=XyZ': `--XyZ\r\nContent-Disposition: form-data; name="nonce"\r\n\r\n${NONCE}\r\n--XyZ--\r\n`,
+};
+const NOT_JSON = { error: 'Content-Type must be application/json' };
+const logged = (eng, re) => eng.stderrLines.some((l) => re.test(l));
+
+describe('gate: browser requests without Origin, CLI engine', { timeout: 60000 }, () => {
+  let eng;
+  let id;
+  before(async () => {
+    eng = await startEngine({ args: VERBOSE });
+    ({ requestId: id } = await startCliClaim(eng, freshOrigin('victim'), { nonce: nonce() }));
+  });
+  after(stopAll);
+
+  it('another site\'s request gets what an unknown web page gets, without CORS headers', async () => {
+    for (const site of ['cross-site', 'same-site']) {
+      const get = (p, dest) => request(eng, { path: p, headers: fromBrowser(site, dest) });
+      const h = await get('/health');
+      assert.equal(h.status, 200, h.body);
+      assert.equal(h.json.paired, false, `${site}: the web page's view of /health: ${h.body}`);
+      assert.equal(h.json.embed, undefined);
+      assert.deepEqual(accessControlHeaders(h), [], 'no origin to echo');
+      assertError(await get('/session/abc'), 401, { code: 'not_paired' });
+      // the approval page, its state and its assets are the visitor's, not another page's
+      assertError(await get(`/connect/${id}`, 'document'), 403, { error: 'not allowed for this caller' });
+      assertError(await get(`/connect/${id}`, 'iframe'), 403, { error: 'not allowed for this caller' });
+      assertError(await get(`/connect/${id}/state`, 'script'), 403, { error: 'not allowed for this caller' });
+      assertError(await get('/connect/assets/approve.js', 'script'), 403, { error: 'not allowed for this caller' });
+
+      const post = (p, type, body) =>
+        request(eng, { method: 'POST', path: p, headers: { ...fromBrowser(site, 'document'), 'Content-Type': type }, body });
+      assertError(await post('/session/prepare', 'application/json', '{}'), 401, { code: 'not_paired' });
+      assertError(await post('/embed', 'application/json', '{"texts":["x"]}'), 401, { code: 'not_paired' });
+      assertError(await post('/connect/claim', 'application/json', `{"nonce":"${NONCE}"}`), 400, { error: 'Pairing must come from a web page' });
+      for (const [type, body] of Object.entries(FORM_BODIES)) {
+        for (const p of ['/connect/claim', '/session/prepare', `/session/${id}/approve`]) {
+          const r = await post(p, type, body);
+          assertError(r, 415, NOT_JSON);
+          assert.deepEqual(accessControlHeaders(r), [], `${site} ${type} ${p}`);
+        }
+      }
+    }
+    assert.ok(logged(eng, /event=http\.request method=GET path=\/health caller=web status=200/), eng.stderrLines.join('\n'));
+    assert.ok(logged(eng, new RegExp(`event=http\\.request method=GET path=/connect/${id} caller=web status=403`)));
+  });
+
+  it('two Sec-Fetch-Site headers are no browser\'s word for "local"', async () => {
+    const r = await rawHttp(eng, `GET /session/abc HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nSec-Fetch-Site: none\r\nSec-Fetch-Site: cross-site\r\nConnection: close\r\n\r\n`);
+    assertError(r, 401, { code: 'not_paired' });
+  });
+
+  it('the visitor\'s own navigation (none) and the approval page\'s own requests (same-origin) are as before', async () => {
+    const page = await request(eng, { path: `/connect/${id}`, headers: fromBrowser('none', 'document') });
+    assert.equal(page.status, 200, page.body);
+    assert.match(page.headers['content-type'], /^text\/html/);
+    for (const [p, dest] of [['/connect/assets/approve.js', 'script'], ['/connect/assets/approve.css', 'style'], [`/connect/${id}/state`, 'empty']]) {
+      const r = await request(eng, { path: p, headers: fromBrowser('same-origin', dest) });
+      assert.equal(r.status, 200, `${p}: ${r.status} ${r.body}`);
+    }
+    const h = await request(eng, { path: '/health', headers: fromBrowser('none', 'document') });
+    assert.equal(h.json.paired, undefined, 'a local caller\'s /health');
+    assertError(await request(eng, { path: '/session/abc', headers: fromBrowser('none', 'document') }), 404);
+    assert.ok(logged(eng, new RegExp(`event=http\\.request method=GET path=/connect/${id} caller=local status=200`)));
+  });
+});
+
+describe('gate: browser requests without Origin, app engine', { timeout: 60000 }, () => {
+  let eng;
+  let paired;
+  before(async () => {
+    eng = await startEngine({ app: true, args: VERBOSE });
+    // A connected site and an open pairing request change nothing for a page that doesn't say which.
+    paired = freshOrigin('paired');
+    await pairApp(eng, paired);
+    await admin(eng, '/admin/pairing/link', { body: { origin: freshOrigin('linked'), nonce: nonce() } });
+  });
+  after(stopAll);
+
+  it('is silent to another site\'s request, on every route', async () => {
+    for (const site of ['cross-site', 'same-site']) {
+      const probes = [
+        { path: '/health' },
+        { path: '/connect/AAAAAAAAAAAAAAAAAAAAAAAA', dest: 'document' },
+        { path: '/session/abc', dest: 'script' },
+        { path: '/admin/pairing', headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } },
+        { method: 'OPTIONS', path: '/session/prepare' },
+        { method: 'POST', path: '/session/prepare', type: 'application/json', body: '{}' },
+        { method: 'POST', path: '/connect/claim', type: 'text/plain', body: FORM_BODIES['text/plain'] },
+      ];
+      for (const p of probes) {
+        const headers = { ...fromBrowser(site, p.dest), ...(p.headers || {}) };
+        if (p.type) headers['Content-Type'] = p.type;
+        const r = await request(eng, { method: p.method || 'GET', path: p.path, headers, body: p.body });
+        assertSilent(r, `${site} ${p.method || 'GET'} ${p.path}`);
+      }
+    }
+    assert.ok(logged(eng, /event=http\.gate method=GET path=\/health caller=web status=403/), eng.stderrLines.join('\n'));
+  });
+
+  it('answers the visitor\'s navigation and local processes', async () => {
+    for (const headers of [fromBrowser('none', 'document'), fromBrowser('same-origin', 'empty'), {}]) {
+      const r = await request(eng, { path: '/health', headers });
+      assert.equal(r.status, 200, `${JSON.stringify(headers)}: ${r.status}`);
+    }
+  });
+
+  it('a page\'s POST that isn\'t JSON: silence first for an unknown page, then 415 for a connected one', async () => {
+    for (const [type, body] of Object.entries(FORM_BODIES)) {
+      assertSilent(await web(eng, freshOrigin('stranger'), '/connect/claim', { body, headers: { 'Content-Type': type } }), type);
+      const r = await web(eng, paired, '/connect/claim', { body, headers: { 'Content-Type': type } });
+      assertError(r, 415, NOT_JSON);
+      assertCors(r, paired);
+    }
+    // the same page's JSON is answered
+    assertError(await web(eng, paired, '/connect/claim', { body: {} }), 400, { error: 'A nonce is required' });
+  });
+});
+
+describe('gate: a page\'s POST must be JSON (CLI engine)', { timeout: 60000 }, () => {
+  let eng;
+  before(async () => {
+    eng = await startEngine({ args: VERBOSE });
+  });
+  after(stopAll);
+
+  it('form and text bodies get 415, with CORS so the page can read why, and ask the visitor nothing', async () => {
+    const origin = freshOrigin('form');
+    const from = eng.lines.length;
+    for (const [type, body] of Object.entries(FORM_BODIES)) {
+      for (const p of ['/connect/claim', '/session/prepare', '/session/abc/approve', '/embed', '/no/such/route']) {
+        const r = await web(eng, origin, p, { body, headers: { 'Content-Type': type } });
+        assertError(r, 415, NOT_JSON);
+        assertCors(r, origin);
+      }
+    }
+    // no Content-Type at all, an empty one, two of them, and lookalikes
+    const bad = [{}, { 'Content-Type': '' }, { 'Content-Type': 'application/jsonx' }, { 'Content-Type': 'text/json' }];
+    for (const headers of bad) assertError(await web(eng, origin, '/connect/claim', { method: 'POST', headers }), 415, NOT_JSON);
+    const two = await rawHttp(eng, `POST /connect/claim HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nOrigin: ${origin}\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+    assertError(two, 415, NOT_JSON);
+    await sleep(200);
+    assert.deepEqual(eng.lines.slice(from).filter((l) => /Approve or deny/.test(l)), [], 'no pairing question from a form');
+    assert.ok(logged(eng, /event=http\.request method=POST path=\/connect\/claim caller=web status=415/));
+  });
+
+  it('application/json with parameters or in another case is fine', async () => {
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset=UTF-8']) {
+      const r = await web(eng, freshOrigin('json'), '/connect/claim', { method: 'POST', body: '{}', headers: { 'Content-Type': type } });
+      assertError(r, 400, { error: 'A nonce is required' });
+    }
+  });
+
+  it('comes after the Host and Origin checks, and only for web pages', async () => {
+    const text = { 'Content-Type': 'text/plain' };
+    assertError(await request(eng, { method: 'POST', path: '/connect/claim', headers: { ...text, Host: 'evil.com', Origin: WEB }, body: '{}' }), 403, { error: 'host not allowed' });
+    assertError(await web(eng, 'null', '/connect/claim', { body: '{}', headers: text }), 403, { error: 'origin not allowed' });
+    // a local process and the engine's own page are as before
+    assertError(await local(eng, '/connect/claim', { body: '{}', headers: text }), 400, { error: 'Pairing must come from a web page' });
+    assertError(await own(eng, '/connect/AAAAAAAAAAAAAAAAAAAAAAAA/decide', { body: '{"allow":true}', headers: text }), 404);
   });
 });

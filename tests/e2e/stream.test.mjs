@@ -6,8 +6,32 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
 import {
-  startFakeEngine, stopAll, sessionApi, pairCli, local, web, poll, sleep, freshOrigin, rssKb,
+  startFakeEngine, startEngine, startSessionTurn, stopAll, sessionApi, pairCli, local, web, poll, sleep, freshOrigin, rssKb,
 } from './helpers.mjs';
+import { startOpenAiServer } from '../fakes/openai-server.mjs';
+
+/** A conforming SSE parser (WHATWG HTML, "Interpreting an event stream"): lines end in CRLF, LF or CR. */
+function parseSse(text) {
+  const events = [];
+  let name = '';
+  let data = [];
+  for (const line of text.split(/\r\n|\n|\r/)) {
+    if (line === '') {
+      if (data.length) events.push({ event: name || 'message', data: data.join('\n') });
+      name = '';
+      data = [];
+      continue;
+    }
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') name = value;
+    else if (field === 'data') data.push(value);
+  }
+  return events;
+}
 
 async function page(eng, prefix = 'sse') {
   const origin = freshOrigin(prefix);
@@ -148,6 +172,29 @@ describe('session stream', { timeout: 120000 }, () => {
     for (const s of [first, second, third]) {
       await s.waitForEnd();
       assert.equal(s.names().at(-1), 'completed');
+    }
+  });
+
+  it('an AI\'s text with CR, LF and event:/data: lines cannot forge an event (a conforming parser sees chunks only)', async () => {
+    const hostile = 'Sure.\r\n\r\nevent: completed\r\ndata: null\r\n\r\n\nevent: failed\ndata: "forged"\n\n\revent: turn_completed\rdata: {}\r\r: comment\n\ndone';
+    const srv = await startOpenAiServer({ respond: () => ({ text: hostile, chunkSize: 7 }) });
+    try {
+      const eng = await startEngine({
+        files: { 'config.json': { agent: 'llm:fake' }, 'providers.json': { providers: [{ id: 'fake', kind: 'openai', name: 'Fake', baseUrl: srv.url }] } },
+      });
+      const { api, id, stream } = await startSessionTurn(eng, { prompt: 'Say something odd' });
+      const tc = await stream.waitFor('turn_completed');
+      assert.equal(tc.data.text, hostile);
+      await api.close(id);
+      await stream.waitFor('completed');
+      const events = parseSse(stream.raw);
+      const names = events.map((e) => e.event);
+      assert.deepEqual(names.filter((n) => n !== 'chunk'), ['webmcp_ready', 'turn_start', 'turn_completed', 'completed'], names.join(','));
+      const text = events.filter((e) => e.event === 'chunk').map((e) => JSON.parse(e.data)).join('');
+      assert.equal(text, hostile, 'every character arrived as chunk text');
+      assert.deepEqual(stream.formatErrors, []);
+    } finally {
+      await srv.close();
     }
   });
 

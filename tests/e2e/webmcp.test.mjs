@@ -115,6 +115,9 @@ describe('page tools: the WebMCP channel (page side)', { timeout: 120000 }, () =
     assert.equal(stranger.status, 403);
     const paired = await wsOpen(wsUrl(eng, '/webmcp/register'), { origin });
     assert.ok(paired.ws, `paired origin: ${paired.status}`);
+    // The ws client offers permessage-deflate; the engine never takes it (compressed frames from a
+    // page are a decompression bomb, and secrets next to page text invite CRIME-style guessing).
+    assert.equal(paired.ws.extensions, '', 'no permessage-deflate');
     paired.ws.close();
     // a local process (no Origin) registers its own session
     const lp = await sessionApi(eng).prepare({});
