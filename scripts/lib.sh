@@ -51,9 +51,11 @@ build_sdk() {
 }
 
 # build DIR [cmake args…]
+# BUILD_TARGET=leuria builds only the engine (scripts/start), leaving the configuration as it is,
+# so start and test can share build/.
 build() {
   local dir=$1; shift
   say "Building $dir"
   cmake -S "$ROOT" -B "$ROOT/$dir" -G Ninja "$@" >/dev/null
-  cmake --build "$ROOT/$dir"
+  cmake --build "$ROOT/$dir" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
 }

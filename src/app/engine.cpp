@@ -24,6 +24,7 @@ extern char** environ;
 #include "core/session_book.hpp"
 #include "http/server.hpp"
 #include "store/config_file.hpp"
+#include "store/engine_lock.hpp"
 #include "store/grants_file.hpp"
 #include "store/home_watch.hpp"
 #include "store/home.hpp"
@@ -101,6 +102,9 @@ int run_engine(const StartOptions& o) {
 
   const auto home = store::home_dir();
   if (auto ok = store::ensure_home(home); !ok) return fail(app_mode, ok.error());
+  // Before anything writes to the home or listens: a second engine changes nothing and says so.
+  auto engine_lock = store::EngineLock::take(home);
+  if (!engine_lock) return fail(app_mode, engine_lock.error());
   if (o.agent) {
     if (auto ok = set_default_agent(*o.agent); !ok) return fail(app_mode, ok.error());
   }
@@ -185,11 +189,19 @@ int run_engine(const StartOptions& o) {
       return api.handle(r);
     };
 
+    http::ServerLimits server_limits;
+    if (t.header_timeout) server_limits.header_timeout = *t.header_timeout;
+    if (t.idle_timeout) server_limits.idle_timeout = *t.idle_timeout;
+    if (t.body_timeout) server_limits.body_timeout = *t.body_timeout;
+    if (t.max_connections) server_limits.connections = *t.max_connections;
     asio::co_spawn(ioc,
-                   transport::accept_loop(acceptor, [&](asio::ip::tcp::socket s) {
-                     asio::co_spawn(ioc, http::serve_connection(std::move(s), handler, http::ServerLimits{}),
-                                    log_spawn_error);
-                   }),
+                   transport::accept_loop(acceptor, server_limits.connections,
+                                          [&](asio::ip::tcp::socket s, transport::Slot slot) {
+                                            asio::co_spawn(ioc,
+                                                           http::serve_connection(std::move(s), handler, server_limits,
+                                                                                  std::move(slot)),
+                                                           log_spawn_error);
+                                          }),
                    log_spawn_error);
 
     asio::signal_set signals(ioc, SIGINT, SIGTERM);

@@ -152,9 +152,19 @@ std::variant<Timings, std::string> timings_from_env() {
     else if (key == "pingMs") slot = &t.ping;
     else if (key == "toolCallMs") slot = &t.tool_call;
     else if (key == "embedCacheMs") slot = &t.embed_cache;
+    else if (key == "headerTimeoutMs") slot = &t.header_timeout.emplace();
+    else if (key == "idleTimeoutMs") slot = &t.idle_timeout.emplace();
+    else if (key == "bodyTimeoutMs") slot = &t.body_timeout.emplace();
+    else if (key == "maxConnections") {
+      std::chrono::milliseconds n{};  // a count, read with the same digits-only rule
+      if (parse_ms(value, n) && n.count() > 0) {
+        t.max_connections = static_cast<std::size_t>(n.count());
+        continue;
+      }
+    }
     if (!slot || !parse_ms(value, *slot))
       return "LEURIA_TEST_TIMINGS has an unknown or malformed item '" + std::string(item) +
-             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, pingMs, toolCallMs, embedCacheMs).";
+             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, pingMs, toolCallMs, embedCacheMs, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, maxConnections).";
   }
   return t;
 }

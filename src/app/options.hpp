@@ -2,6 +2,7 @@
 // Words and flags are the original engine's, so scripts and docs written for it keep working.
 #pragma once
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <variant>
@@ -73,6 +74,11 @@ struct Timings {
   std::chrono::milliseconds ping{15'000};
   std::chrono::milliseconds tool_call{600'000};
   std::chrono::milliseconds embed_cache{10'000};  // how long a discovery of embedding models holds
+  // The HTTP server's (http::ServerLimits); unset keeps its defaults.
+  std::optional<std::chrono::milliseconds> header_timeout;
+  std::optional<std::chrono::milliseconds> idle_timeout;
+  std::optional<std::chrono::milliseconds> body_timeout;
+  std::optional<std::size_t> max_connections;
 };
 // The error is a plain sentence.
 std::variant<Timings, std::string> timings_from_env();

@@ -6,8 +6,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <functional>
 #include <optional>
 #include <spdlog/spdlog.h>
+
+#include "http/request_head.hpp"
 
 namespace leuria::http {
 
@@ -43,14 +46,8 @@ Request to_request_header(const bhttp::request<bhttp::string_body>& in) {
   return r;
 }
 
-Request to_request(bhttp::request<bhttp::string_body>&& in) {
-  Request r = to_request_header(in);
-  r.body = std::move(in.body());
-  return r;
-}
-
 asio::awaitable<bool> write(beast::tcp_stream& stream, Response& res, bool keep_alive, unsigned version,
-                            std::chrono::seconds timeout) {
+                            std::chrono::milliseconds timeout) {
   bhttp::response<bhttp::string_body> out;
   out.version(version);
   out.result(res.status);
@@ -80,7 +77,7 @@ asio::awaitable<void> linger_close(beast::tcp_stream& stream) {
 
 class ChunkWriter final : public BodyWriter {
  public:
-  ChunkWriter(beast::tcp_stream& stream, std::chrono::seconds timeout) : stream_(stream), timeout_(timeout) {}
+  ChunkWriter(beast::tcp_stream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
   asio::awaitable<bool> write(std::string data) override {
     if (failed_) co_return false;
     stream_.expires_after(timeout_);
@@ -98,13 +95,13 @@ class ChunkWriter final : public BodyWriter {
 
  private:
   beast::tcp_stream& stream_;
-  std::chrono::seconds timeout_;
+  std::chrono::milliseconds timeout_;
   bool failed_ = false;
 };
 
 // Headers now, then the body as chunks as the handler produces them; the connection closes after.
 asio::awaitable<void> write_streamed(beast::tcp_stream& stream, Response& res, unsigned version,
-                                     std::chrono::seconds timeout) {
+                                     std::chrono::milliseconds timeout) {
   bhttp::response<bhttp::empty_body> head;
   head.version(version);
   head.result(res.status);
@@ -162,51 +159,118 @@ asio::awaitable<void> run_websocket(beast::tcp_stream& stream, const bhttp::requ
   if (ws.is_open()) co_await ws.async_close(websocket::close_code::normal, asio::as_tuple(asio::use_awaitable));
 }
 
+// What read_head found at the start of the buffer.
+struct Head {
+  enum class Kind { complete, malformed, too_large, gone };
+  Kind kind = Kind::gone;
+  std::size_t end = 0;  // complete: the head's length
+};
+
+// Marks the slot busy again however read_head ends.
+struct BusyOnExit {
+  transport::Slot& slot;
+  ~BusyOnExit() { slot.busy(); }
+};
+
+// Reads until the buffer holds a whole head, checking each byte once as it arrives, so Beast's
+// parser only ever sees complete heads with clean line endings. Deadlines: a new connection has
+// the header timeout from its start; a kept-alive one has the idle timeout until its next request's
+// first byte, then the header timeout. Meanwhile the slot may be reclaimed for a new connection.
+asio::awaitable<Head> read_head(beast::tcp_stream& stream, beast::flat_buffer& buffer, const ServerLimits& limits,
+                                bool fresh, transport::Slot& slot) {
+  std::function<void()> close = [&stream] { stream.close(); };
+  slot.waiting(std::move(close));
+  BusyOnExit busy{slot};
+  bool started = fresh || buffer.size() > 0;
+  if (started)
+    stream.expires_after(limits.header_timeout);
+  else
+    stream.expires_after(limits.idle_timeout);
+  std::size_t pos = 0;
+  for (;;) {
+    const auto data = buffer.data();
+    const std::string_view bytes(static_cast<const char*>(data.data()), data.size());
+    const HeadScan scan = scan_head(bytes, pos);
+    if (scan.result == HeadScan::Result::malformed) co_return Head{Head::Kind::malformed};
+    if (scan.result == HeadScan::Result::complete) {
+      if (scan.end > limits.header_bytes) co_return Head{Head::Kind::too_large};
+      co_return Head{Head::Kind::complete, scan.end};
+    }
+    if (bytes.size() >= limits.header_bytes) co_return Head{Head::Kind::too_large};
+    const auto space = buffer.prepare(16 * 1024);
+    auto [ec, n] = co_await stream.async_read_some(space, asio::as_tuple(asio::use_awaitable));
+    if (ec || slot.reclaimed()) co_return Head{Head::Kind::gone};
+    buffer.commit(n);
+    if (!started) {
+      started = true;
+      stream.expires_after(limits.header_timeout);
+    }
+  }
+}
+
 }  // namespace
 
-asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler handler, ServerLimits limits) {
+asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler handler, ServerLimits limits,
+                                       transport::Slot slot) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
-  bool first = true;
-  for (;;) {
+  for (bool fresh = true;; fresh = false) {
+    const Head head = co_await read_head(stream, buffer, limits, fresh, slot);
+    if (head.kind == Head::Kind::gone) co_return;
+
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(limits.header_bytes));
     parser.body_limit(limits.body_bytes);
-
-    stream.expires_after(first ? limits.header_timeout : limits.idle_timeout);
-    first = false;
-    auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
-    std::optional<Response> refusal;
+    Request request;
+    HeadRefusal refused;
     bool body_too_large = false;
-    if (ec == bhttp::error::header_limit) {
-      refusal = plain_error(431, "Request headers too large");
-    } else if (ec == bhttp::error::body_limit) {
-      body_too_large = true;
-    } else if (is_parse_error(ec)) {
-      refusal = plain_error(400, "Malformed HTTP request");
-    } else if (ec) {
-      co_return;  // closed, reset or timed out
-    }
-    if (!refusal && !body_too_large) {
-      stream.expires_after(limits.body_timeout);
-      auto [ec2, m] = co_await bhttp::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
-      if (ec2 == bhttp::error::body_limit)
+    if (head.kind == Head::Kind::too_large) {
+      refused = {431, "header over the byte limit"};
+    } else if (head.kind == Head::Kind::malformed) {
+      refused = {400, "bare CR or LF, or a folded line"};
+    } else {
+      // The whole head is in the buffer: Beast parses it without reading.
+      beast::error_code ec;
+      const auto bytes = buffer.data();
+      const asio::const_buffer head_bytes(bytes.data(), head.end);
+      const std::size_t used = parser.put(head_bytes, ec);
+      if (ec == bhttp::error::body_limit) {
         body_too_large = true;
-      else if (is_parse_error(ec2))
-        refusal = plain_error(400, "Malformed HTTP request");
-      else if (ec2)
-        co_return;
+      } else if (ec || !parser.is_header_done()) {
+        spdlog::debug("event=http.parser_refused error=\"{}\"", ec.message());
+        refused = {400, "refused by Beast's parser"};
+      } else {
+        buffer.consume(used);
+      }
+      if (!refused.status) {
+        // Fields are all there even when the length was over the limit: the framing is checked first.
+        request = to_request_header(parser.get());
+        refused = check_head(parser.get().version(), request.headers, limits.header_fields);
+      }
     }
-    if (refusal) {
-      spdlog::debug("event=http.refused status={}", refusal->status);
-      co_await write(stream, *refusal, false, 11, limits.write_timeout);
+    if (!refused.status && !body_too_large && !parser.is_done()) {
+      stream.expires_after(limits.body_timeout);
+      auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+      if (ec == bhttp::error::body_limit)
+        body_too_large = true;
+      else if (is_parse_error(ec))
+        refused = {400, "malformed body"};
+      else if (ec)
+        co_return;  // closed, reset or too slow
+    }
+    if (refused.status) {
+      // No second request is read from these bytes: whatever follows may be a smuggled one.
+      spdlog::debug("event=http.refused status={} reason=\"{}\"", refused.status, refused.reason);
+      // No conditional expression: GCC 12 miscompiles class-type temporaries of a ?: in coroutines.
+      Response refusal = plain_error(400, "Malformed HTTP request");
+      if (refused.status == 431) refusal = plain_error(431, "Request headers too large");
+      co_await write(stream, refusal, false, 11, limits.write_timeout);
       co_await linger_close(stream);
       co_return;
     }
 
     if (body_too_large) {
       // The header is complete: let the handler's gate decide how to answer (silence, CORS).
-      Request request = to_request_header(parser.get());
       request.refused = 413;
       Response response = co_await handler(request);
       response.close = true;
@@ -219,12 +283,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     const bool keep_alive = message.keep_alive();
     const unsigned version = message.version();
     const bool upgrade = websocket::is_upgrade(message);
-    // No conditional expression here: GCC 12 miscompiles class-type temporaries of a ?: in coroutines.
-    Request request;
-    if (upgrade)
-      request = to_request_header(message);
-    else
-      request = to_request(std::move(message));
+    request.body = std::move(message.body());
     request.websocket = upgrade;
     stream.expires_never();  // the handler may long-poll
     Response response = co_await handler(request);

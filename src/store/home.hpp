@@ -1,4 +1,4 @@
-// LEURIA_HOME (default ~/.leuria): the folder of config.json, grants.json and providers.json.
+// LEURIA_HOME (default ~/.leuria): the folder of config.json, grants.json, providers.json and engine.lock.
 #pragma once
 #include <boost/system/result.hpp>
 #include <filesystem>

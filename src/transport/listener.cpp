@@ -3,6 +3,10 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <map>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 namespace leuria::transport {
 
@@ -25,7 +29,110 @@ boost::system::result<tcp::acceptor, std::string> listen_loopback(asio::any_io_e
   return acceptor;
 }
 
-asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::function<void(tcp::socket)> on_socket) {
+// Shared by the accept loop and every slot, so that connections still alive when the loop ends
+// (shutdown) release their slot safely.
+struct SlotTable {
+  explicit SlotTable(std::size_t max) : max(max) {}
+
+  std::size_t max;
+  std::size_t live = 0;
+  std::uint64_t next_key = 1;
+  std::map<std::uint64_t, Slot*> waiting;  // oldest first
+  std::chrono::steady_clock::time_point last_full{};
+  std::size_t refused = 0;
+  std::size_t reclaimed = 0;
+
+  // Whether a new connection may be served. At the cap, the connection that has waited longest for
+  // a request hands its slot over: a slowloris can't keep real clients out by holding every slot
+  // with half-sent headers, and the header deadline alone would let a fast reconnecting attacker win
+  // every race for a freed slot.
+  bool admit() {
+    if (live < max) {
+      ++live;
+      return true;
+    }
+    note_full();
+    if (waiting.empty()) {
+      ++refused;
+      return false;
+    }
+    auto oldest = waiting.begin();
+    Slot* victim = oldest->second;
+    waiting.erase(oldest);
+    victim->waiting_since_ = 0;
+    victim->reclaimed_ = true;  // its slot is now the new connection's: it no longer counts
+    auto close = std::move(victim->close_);
+    ++reclaimed;
+    if (close) close();
+    return true;
+  }
+
+  // One line per burst (events less than 10 s apart), not one per connection: a flood must not
+  // flood the log too.
+  void note_full() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_full > std::chrono::seconds(10)) {
+      spdlog::warn(
+          "event=listener.at_cap max={} refused_before={} reclaimed_before={} note=\"connection cap reached: new "
+          "connections take the slot of the one waiting longest for a request, else are closed\"",
+          max, refused, reclaimed);
+    }
+    last_full = now;
+  }
+};
+
+Slot::Slot(std::shared_ptr<SlotTable> table) : table_(std::move(table)) {}
+
+Slot::Slot(Slot&& other) noexcept
+    : table_(std::move(other.table_)),
+      waiting_since_(other.waiting_since_),
+      close_(std::move(other.close_)),
+      reclaimed_(other.reclaimed_) {
+  other.waiting_since_ = 0;
+  if (waiting_since_ != 0) table_->waiting[waiting_since_] = this;
+}
+
+Slot::~Slot() {
+  if (!table_) return;
+  busy();
+  if (!reclaimed_) --table_->live;
+}
+
+void Slot::waiting(std::function<void()> close) {
+  if (!table_ || reclaimed_) return;
+  busy();
+  close_ = std::move(close);
+  waiting_since_ = table_->next_key++;
+  table_->waiting.emplace(waiting_since_, this);
+}
+
+void Slot::busy() {
+  if (!table_ || waiting_since_ == 0) return;
+  table_->waiting.erase(waiting_since_);
+  waiting_since_ = 0;
+  close_ = nullptr;
+}
+
+namespace {
+
+// The cap never exceeds what the process may open, less a reserve for agents' pipes, files and
+// model-server connections: past that, accept() fails and no one is served, not even a real client.
+std::size_t fitting_cap(std::size_t wanted) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return wanted;
+  constexpr rlim_t kReserve = 128;
+  const rlim_t room = rl.rlim_cur > 2 * kReserve ? rl.rlim_cur - kReserve : rl.rlim_cur / 2;
+  if (room >= wanted) return wanted;
+  spdlog::info("event=listener.cap_lowered wanted={} cap={} note=\"the open-files limit is {}\"", wanted, room,
+               rl.rlim_cur);
+  return static_cast<std::size_t>(room);
+}
+
+}  // namespace
+
+asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::size_t max_connections,
+                                  std::function<void(tcp::socket, Slot)> on_socket) {
+  auto table = std::make_shared<SlotTable>(fitting_cap(max_connections));
   for (;;) {
     auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
@@ -35,7 +142,13 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::function<void(tc
       co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
-    on_socket(std::move(socket));
+    if (!table->admit()) {
+      // Every slot is busy with a request: closed before reading a byte, so it costs nothing.
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      continue;
+    }
+    on_socket(std::move(socket), Slot(table));
   }
 }
 

@@ -1,6 +1,6 @@
 // An agent inherits nothing from the engine but its three pipes: not the listening socket, not a
-// page's connection, not the grants lock. A wrapper script lists its descriptors before it becomes
-// the scripted ACP agent.
+// page's connection, not the grants lock, not engine.lock (an agent outliving a killed engine would
+// keep its home locked). A wrapper script lists its descriptors before it becomes the scripted ACP agent.
 
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';

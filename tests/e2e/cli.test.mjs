@@ -1,11 +1,12 @@
-// Command line: flags, --version, help, a busy port, and where the port comes from.
+// Command line: flags, --version, help, a busy port, where the port comes from, and one engine per LEURIA_HOME.
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { startEngine, stopAll, runCli, makeHome, busyPort, local, VERSION } from './helpers.mjs';
+import { spawn } from 'node:child_process';
+import { startEngine, stopAll, runCli, makeHome, busyPort, local, VERSION, BIN, cleanEnv, ADMIN_TOKEN, tryJson } from './helpers.mjs';
 
 const LISTEN_RE = /^Leuria engine listening on http:\/\/127\.0\.0\.1:(\d+)$/;
 
@@ -159,6 +160,61 @@ describe('cli', { timeout: 60000 }, () => {
       const eng = await startEngine({ home: h, args: ['start', '--port', '0', '--no-open'], env: { LEURIA_PORT: String(busy.port) } });
       assert.notEqual(eng.port, busy.port);
       await eng.stop();
+    });
+  });
+
+  describe('one engine per LEURIA_HOME', () => {
+    const sentence = (h) => `leuria: Another Leuria engine is already running with ${h}; stop it first (or set LEURIA_HOME).`;
+
+    it('a second engine on the same home exits 1 at once with one sentence, and changes nothing', async () => {
+      const h = await home({ agent: 'claude-acp' });
+      const eng = await startEngine({ home: h });
+      const config = await fsp.readFile(path.join(h, 'config.json'), 'utf8');
+      // --agent would write config.json: the lock comes first
+      const r = await runCli(['--port', '0', '--no-open', '--agent', 'gemini'], { home: h, timeoutMs: 5000 });
+      assert.equal(r.timedOut, false, `the second engine kept running; stdout: ${r.stdout}`);
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(r.stderr.trim(), sentence(h));
+      assert.equal(r.stdout, '', 'no listening line');
+      assert.ok(r.ms < 2000, `took ${r.ms} ms`);
+      assert.equal(await fsp.readFile(path.join(h, 'config.json'), 'utf8'), config);
+      const st = await fsp.stat(path.join(h, 'engine.lock'));
+      assert.equal(st.mode & 0o777, 0o600);
+      // the first engine is untouched, and one-shot commands don't need the lock
+      assert.equal((await local(eng, '/health')).status, 200);
+      for (const args of [['sites'], ['agents']]) {
+        const one = await runCli(args, { home: h, timeoutMs: 5000 });
+        assert.equal(one.code, 0, `${args}: ${one.stderr}`);
+      }
+      await eng.stop();
+    });
+
+    it('the same in app mode, with the JSON error line for the desktop app', async () => {
+      const h = await home();
+      const eng = await startEngine({ home: h, app: true });
+      const r = await runCli(['--app', '--port', '0'], { home: h, env: { LEURIA_ADMIN_TOKEN: ADMIN_TOKEN }, timeoutMs: 5000 });
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(r.stderr.trim(), sentence(h));
+      const lines = r.stdout.split('\n').filter(Boolean).map(tryJson);
+      assert.deepEqual(lines, [{ type: 'error', message: sentence(h).slice('leuria: '.length) }]);
+      await eng.stop();
+    });
+
+    it('a SIGKILLed engine leaves no lock behind: its home is reused at once', async () => {
+      const h = await home();
+      const killed = spawn(BIN, ['--port', '0', '--no-open'], { env: cleanEnv({ LEURIA_HOME: h }), stdio: ['ignore', 'pipe', 'ignore'] });
+      await new Promise((resolve, reject) => {
+        killed.stdout.setEncoding('utf8').on('data', (d) => LISTEN_RE.test(d.trim()) && resolve());
+        killed.on('exit', () => reject(new Error('the first engine exited early')));
+      });
+      killed.kill('SIGKILL');
+      await new Promise((r) => killed.on('exit', r));
+      const eng = await startEngine({ home: h });
+      assert.equal((await local(eng, '/health')).status, 200);
+      await eng.stop();
+      // and a cleanly stopped one's home too
+      const again = await startEngine({ home: h });
+      await again.stop();
     });
   });
 });

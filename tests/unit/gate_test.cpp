@@ -92,3 +92,72 @@ TEST(Gate, PreflightListsMethodsHeadersAndMaxAge) {
   EXPECT_EQ(r.header("Vary"), "Origin");
   EXPECT_EQ(web::preflight(a, true).header("Access-Control-Allow-Methods"), "GET, POST, DELETE, OPTIONS");
 }
+
+namespace {
+
+http::Request no_origin(std::string path, std::vector<std::string> fetch_sites, std::string method = "GET") {
+  std::vector<http::Header> h{{"Host", "127.0.0.1:5000"}};
+  for (auto& s : fetch_sites) h.push_back({"Sec-Fetch-Site", s});
+  return request(std::move(path), std::move(h), std::move(method));
+}
+
+}  // namespace
+
+TEST(Gate, ABrowserWithoutOriginFromAnotherSiteIsAnUnknownPage) {
+  for (const char* site : {"cross-site", "same-site"}) {
+    // App mode: the same empty 403 as any unknown origin, even if "" were somehow known.
+    auto app = web::admit(no_origin("/health", {site}), app_mode(), [](const std::string&) { return true; });
+    ASSERT_TRUE(app.refusal) << site;
+    EXPECT_EQ(app.refusal->status, 403u);
+    EXPECT_TRUE(app.refusal->body.empty());
+    EXPECT_TRUE(app.refusal->headers.empty());
+
+    // CLI mode: a web page, with no origin to echo in CORS headers.
+    auto cli = web::admit(no_origin("/connect/AAAA", {site}), cli_mode(), nobody_known);
+    EXPECT_FALSE(cli.refusal) << site;
+    EXPECT_EQ(cli.caller.kind, core::CallerKind::web);
+    EXPECT_TRUE(cli.caller.origin.empty());
+    EXPECT_FALSE(cli.cors);
+    EXPECT_FALSE(web::preflight(cli, false).header("Access-Control-Allow-Origin"));
+  }
+  // Two values are no browser's: not local either.
+  EXPECT_EQ(web::admit(no_origin("/health", {"none", "cross-site"}), cli_mode(), nobody_known).caller.kind,
+            core::CallerKind::web);
+}
+
+TEST(Gate, TheVisitorsOwnNavigationStaysLocal) {
+  for (const char* site : {"none", "same-origin"}) {
+    auto a = web::admit(no_origin("/connect/AAAA", {site}), app_mode(), nobody_known);
+    EXPECT_FALSE(a.refusal) << site;
+    EXPECT_EQ(a.caller.kind, core::CallerKind::local) << site;
+  }
+  EXPECT_EQ(web::admit(no_origin("/health", {}), app_mode(), nobody_known).caller.kind, core::CallerKind::local);
+}
+
+TEST(Gate, APagesPostMustBeJson) {
+  const core::Caller page{core::CallerKind::web, "https://a.example", "https://a.example"};
+  const core::Caller anonymous{core::CallerKind::web, {}, {}};
+  auto post = [](std::vector<std::string> types) {
+    std::vector<http::Header> h{{"Host", "127.0.0.1:5000"}};
+    for (auto& t : types) h.push_back({"Content-Type", t});
+    return request("/session/prepare", std::move(h), "POST");
+  };
+  for (auto types : std::vector<std::vector<std::string>>{
+           {}, {"text/plain"}, {"text/plain;charset=UTF-8"}, {"application/x-www-form-urlencoded"},
+           {"multipart/form-data; boundary=x"}, {"application/jsonx"}, {"application/vnd.api+json"}, {""},
+           {"application/json", "text/plain"}}) {
+    for (const auto& caller : {page, anonymous}) {
+      auto r = web::require_json_body(post(types), caller);
+      ASSERT_TRUE(r) << (types.empty() ? "(none)" : types[0]);
+      EXPECT_EQ(r->status, 415u);
+      EXPECT_EQ(r->body, R"({"error":"Content-Type must be application/json"})");
+    }
+  }
+  for (const char* t : {"application/json", "application/json; charset=utf-8", "Application/JSON ;charset=UTF-8",
+                        " application/json "})
+    EXPECT_FALSE(web::require_json_body(post({t}), page)) << t;
+  // Only a web page's POSTs: a local process, the engine's own page and GETs are as before.
+  EXPECT_FALSE(web::require_json_body(post({}), core::Caller{}));
+  EXPECT_FALSE(web::require_json_body(post({"text/plain"}), core::Caller{core::CallerKind::own_page, "x", "x"}));
+  EXPECT_FALSE(web::require_json_body(request("/health", {{"Host", "127.0.0.1:5000"}}), page));
+}

@@ -37,3 +37,19 @@ TEST(Caller, KeepsTheOriginAsSentForCors) {
   EXPECT_EQ(c.origin, "https://shop.example");
   EXPECT_EQ(c.raw_origin, "HTTPS://Shop.Example:443");
 }
+
+TEST(Caller, ABrowserWithoutOriginFromAnotherSiteIsAWebPage) {
+  // <img>, <script>, navigations and form GETs carry no Origin; Sec-Fetch-Site still names the site.
+  for (const char* site : {"cross-site", "same-site", "something-new", ""}) {
+    auto c = classify_caller(std::nullopt, 5000, site);
+    EXPECT_EQ(c.kind, CallerKind::web) << site;
+    EXPECT_TRUE(c.origin.empty()) << site;
+    EXPECT_TRUE(c.raw_origin.empty()) << site;
+  }
+  // The visitor typing or opening a URL, and the engine's own page loading its assets.
+  EXPECT_EQ(classify_caller(std::nullopt, 5000, "none").kind, CallerKind::local);
+  EXPECT_EQ(classify_caller(std::nullopt, 5000, "same-origin").kind, CallerKind::local);
+  // With an Origin, the Origin decides.
+  EXPECT_EQ(classify_caller("http://127.0.0.1:5000", 5000, "same-origin").kind, CallerKind::own_page);
+  EXPECT_EQ(classify_caller("https://shop.example", 5000, "cross-site").origin, "https://shop.example");
+}

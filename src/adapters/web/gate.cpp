@@ -16,6 +16,13 @@ bool admin_token_valid(const http::Request& req, const GateConfig& cfg) {
 Admission admit(const http::Request& req, const GateConfig& cfg,
                 const std::function<bool(const std::string&)>& known_origin) {
   Admission a;
+  // Classified first so that every refusal's log line says who was refused.
+  // A browser sends one Sec-Fetch-Site; several are nobody's word for "local".
+  auto fetch_site = req.header_count("sec-fetch-site") > 1 ? std::optional<std::string_view>("cross-site")
+                                                           : req.header("sec-fetch-site");
+  a.caller = req.header_count("origin") > 1 ? core::Caller{core::CallerKind::bad_origin, {}, {}}
+                                            : core::classify_caller(req.header("origin"), cfg.port, fetch_site);
+
   // DNS rebinding: the Host must name this engine, once, and the target must be a path.
   auto host = req.header("host");
   if (req.header_count("host") != 1 || !host || !core::host_allowed(*host, cfg.port) ||
@@ -23,10 +30,6 @@ Admission admit(const http::Request& req, const GateConfig& cfg,
     a.refusal = error_response(403, "host not allowed");
     return a;
   }
-
-  const std::size_t origins = req.header_count("origin");
-  a.caller = origins > 1 ? core::Caller{core::CallerKind::bad_origin, {}, {}}
-                         : core::classify_caller(req.header("origin"), cfg.port);
 
   if (a.caller.kind == core::CallerKind::desktop) {
     if (cfg.admin_api && (is_admin_path(req.path) || admin_token_valid(req, cfg))) {
@@ -41,11 +44,12 @@ Admission admit(const http::Request& req, const GateConfig& cfg,
       a.refusal = error_response(403, "origin not allowed");
       return a;
     case core::CallerKind::web:
-      if (cfg.silence && !known_origin(a.caller.origin)) {
+      // A page that didn't say which is never known: silence in app mode, and no CORS to echo.
+      if (cfg.silence && (a.caller.origin.empty() || !known_origin(a.caller.origin))) {
         a.refusal = silent_response();
         return a;
       }
-      a.cors = true;
+      a.cors = !a.caller.raw_origin.empty();
       return a;
     case core::CallerKind::own_page:
       a.cors = true;
@@ -53,6 +57,20 @@ Admission admit(const http::Request& req, const GateConfig& cfg,
     default:
       return a;
   }
+}
+
+bool is_json_content_type(const http::Request& req) {
+  if (req.header_count("content-type") != 1) return false;
+  std::string_view v = *req.header("content-type");
+  v = v.substr(0, v.find(';'));  // parameters (charset) are fine
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  return http::iequals(v, "application/json");
+}
+
+std::optional<http::Response> require_json_body(const http::Request& req, const core::Caller& caller) {
+  if (caller.kind != core::CallerKind::web || req.method != "POST" || is_json_content_type(req)) return std::nullopt;
+  return error_response(415, "Content-Type must be application/json");
 }
 
 void add_cors(http::Response& res, const core::Caller& caller) {

@@ -1,5 +1,5 @@
-// The gate every request passes before routing: Host, caller by Origin, silence, CORS.
-// Protocol, Conventions. Nothing here reads a body.
+// The gate every request passes before routing: Host, caller by Origin (and Sec-Fetch-Site),
+// silence, CORS, and JSON for a page's POSTs. Protocol, Conventions. Nothing here reads a body.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -30,6 +30,13 @@ Admission admit(const http::Request& req, const GateConfig& cfg,
 
 bool is_admin_path(std::string_view path);
 bool admin_token_valid(const http::Request& req, const GateConfig& cfg);
+
+// One Content-Type header whose media type is application/json (parameters allowed).
+bool is_json_content_type(const http::Request& req);
+// A web page's POST must be JSON, so that every state change needs a CORS preflight: text/plain,
+// form-urlencoded and multipart bodies are "simple" requests a page (or a plain <form>) sends
+// without asking. Set: answer this 415 and nothing else.
+std::optional<http::Response> require_json_body(const http::Request& req, const core::Caller& caller);
 
 void add_cors(http::Response& res, const core::Caller& caller);
 // 204 for OPTIONS, with the CORS headers when the caller gets them.

@@ -30,6 +30,18 @@ std::vector<std::string> segments(std::string_view path) {
 
 http::Response not_paired() { return error_response(401, "This site is not connected to Leuria", "not_paired"); }
 
+// For -v logs: who a request was answered as (a web page without Origin is "web" too).
+std::string_view caller_word(core::CallerKind k) {
+  switch (k) {
+    case core::CallerKind::local: return "local";
+    case core::CallerKind::own_page: return "own_page";
+    case core::CallerKind::desktop: return "desktop";
+    case core::CallerKind::web: return "web";
+    case core::CallerKind::bad_origin: return "bad_origin";
+  }
+  return "unknown";
+}
+
 }  // namespace
 
 void WebApi::set_ai(core::AiChoice default_ai, std::map<std::string, std::string> names) {
@@ -42,7 +54,8 @@ asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
     return ctx_.grants.has_grant(origin) || ctx_.pairing.has_open_request(origin);
   });
   if (a.refusal) {
-    spdlog::debug("event=http.gate method={} path={} status={}", req.method, req.path, a.refusal->status);
+    spdlog::debug("event=http.gate method={} path={} caller={} status={}", req.method, req.path,
+                  caller_word(a.caller.kind), a.refusal->status);
     co_return std::move(*a.refusal);
   }
   if (req.method == "OPTIONS") {
@@ -57,6 +70,13 @@ asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
     if (a.cors) add_cors(res, a.caller);
     co_return res;
   }
+  // Before any route: no state change is reachable with a body a page could send unasked.
+  if (auto refused = require_json_body(req, a.caller)) {
+    spdlog::debug("event=http.request method={} path={} caller={} status=415", req.method, req.path,
+                  caller_word(a.caller.kind));
+    if (a.cors) add_cors(*refused, a.caller);
+    co_return std::move(*refused);
+  }
 
   http::Response res;
   try {
@@ -66,7 +86,8 @@ asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
     res = error_response(500, "Unexpected engine error");
   }
   if (a.cors) add_cors(res, a.caller);
-  spdlog::debug("event=http.request method={} path={} status={}", req.method, req.path, res.status);
+  spdlog::debug("event=http.request method={} path={} caller={} status={}", req.method, req.path,
+                caller_word(a.caller.kind), res.status);
   co_return res;
 }
 

@@ -35,7 +35,9 @@ http::Response html(unsigned status, std::string body) {
 
 asio::awaitable<http::Response> connect_claim(WebContext& ctx, const http::Request& req,
                                              const core::Caller& caller) {
-  if (caller.kind != core::CallerKind::web) co_return pairing_error(core::PairingError::not_web_origin);
+  // A page that sent no Origin has nothing to pair.
+  if (caller.kind != core::CallerKind::web || caller.origin.empty())
+    co_return pairing_error(core::PairingError::not_web_origin);
   auto body = parse_body(req);
   if (!body) co_return body.error();
   ClaimBody claim = parse_claim(*body);

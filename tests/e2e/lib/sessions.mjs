@@ -46,7 +46,10 @@ export function sessionApi(engine, who = {}) {
   const headers = {};
   if (who.origin) headers.Origin = who.origin;
   if (who.token) headers.Authorization = `Bearer ${who.token}`;
-  const call = (method, p, body, timeoutMs) => request(engine, { method, path: p, headers, body, timeoutMs });
+  // A page's POSTs say JSON, body or not (as the SDK's do): the engine answers others with 415.
+  const json = who.origin ? { 'Content-Type': 'application/json' } : {};
+  const call = (method, p, body, timeoutMs) =>
+    request(engine, { method, path: p, headers: method === 'POST' ? { ...headers, ...json } : headers, body, timeoutMs });
   const enc = encodeURIComponent;
   return {
     who,

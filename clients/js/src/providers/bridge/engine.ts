@@ -131,7 +131,9 @@ export class Engine {
       if (!token) throw bridgeError(this.o.provider, "not_connected", words.notConnected, "no grant token");
       headers.Authorization = `Bearer ${token}`;
     }
-    if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    // The engine answers a page's POST only when it says JSON (415 otherwise), with or without a
+    // body: that is what makes every state change need a preflight.
+    if (options.body !== undefined || method === "POST") headers["Content-Type"] = "application/json";
     const timeout = new AbortController();
     const timer = options.timeoutMs ? setTimeout(() => timeout.abort(), options.timeoutMs) : undefined;
     const both = anySignal([options.signal, timeout.signal]);
