@@ -278,9 +278,10 @@ asio::awaitable<boost::system::result<core::Embedding, EmbedFailure>> LocalEmbed
   out.model = chosen->model;
   if (texts.empty()) co_return Result{std::move(out)};
 
-  const core::ProviderDef* provider = nullptr;
+  // A copy: a reload of providers.json may replace providers_ while the call is under way.
+  std::optional<core::ProviderDef> provider;
   for (const auto& p : providers_)
-    if (p.id == chosen->provider) provider = &p;
+    if (p.id == chosen->provider) provider = p;
   if (!provider)  // the providers were reloaded during the discovery
     co_return Result{EmbedFailure{EmbedFailure::Kind::no_embedder, "The embedding model's service was removed."}};
   const bool ollama = provider->kind == "ollama";
