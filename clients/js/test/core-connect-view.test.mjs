@@ -3,22 +3,11 @@
 // while waiting for the visitor's answer in Leuria.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { build } from 'esbuild';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createLeuria } from '../dist/leuria.js';
+import { bundleForTests } from './bundle-for-tests.mjs';
 import { scripted, quiet } from './scripted-provider.mjs';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bundle = await build({
-  entryPoints: [path.join(root, 'src/ui/connect-view.ts')],
-  write: false,
-  bundle: true,
-  format: 'esm',
-  platform: 'neutral',
-  logLevel: 'warning',
-});
-const { connectView } = await import(`data:text/javascript;base64,${Buffer.from(bundle.outputFiles[0].contents).toString('base64')}`);
+const { connectView } = await bundleForTests('connect-view', "export { connectView } from './src/ui/connect-view.ts';");
 
 const WAITING = 'Waiting for you to allow this site in Leuria…';
 const NOT_INSTALLED = "Leuria isn't running, or isn't installed.";
