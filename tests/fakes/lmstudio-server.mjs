@@ -31,7 +31,7 @@
 //   dims, embed, list, host: as in ollama-server.mjs (srv.embedMode / srv.listMode; listMode covers both listings)
 // Vectors: fakeVector(<model id>, <input text>, dims), re-exported from here.
 import { startServer, sendJson } from "./http-util.mjs";
-import { fakeVector, misbehave, withProps } from "./ollama-server.mjs";
+import { fakeVector, misbehave, withEmbedControls } from "./ollama-server.mjs";
 
 export { fakeVector } from "./ollama-server.mjs";
 
@@ -103,16 +103,9 @@ export async function startLmStudioServer(opts = {}) {
     return sendJson(res, 200, unexpected(req, entry));
   }, { host: opts.host });
 
-  return withProps(srv, {
-    url: `${srv.url}/v1`,
-    root: srv.url,
-    get embedMode() { return state.embedMode; },
-    set embedMode(v) { state.embedMode = v; },
-    get listMode() { return state.listMode; },
-    set listMode(v) { state.listMode = v; },
-    get models() { return models; },
-    setModels(list) { models = list.map((m) => lmsModel(m, dims)); },
-    embedCalls: () => srv.requests.filter((r) => r.method === "POST" && r.path === "/v1/embeddings"),
-    count: (method, path) => srv.requests.filter((r) => r.method === method && r.path === path).length,
+  return withEmbedControls(srv, state, {
+    getModels: () => models,
+    setModels: (list) => { models = list.map((m) => lmsModel(m, dims)); },
+    embedPaths: ["/v1/embeddings"],
   });
 }

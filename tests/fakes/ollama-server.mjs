@@ -86,9 +86,25 @@ export async function misbehave(res, mode, errorBody) {
   }
 }
 
-/** Adds `props` (getters and setters included) to `target`. */
-export function withProps(target, props) {
-  return Object.defineProperties(target, Object.getOwnPropertyDescriptors(props));
+/**
+ * The controls both embedding fakes (Ollama, LM Studio) add to their server: url (the OpenAI-style
+ * base) and root, the embedMode / listMode knobs over `state`, the listing (`models` read through
+ * getModels, replaced with setModels), embedCalls (the POSTs to `embedPaths`) and count.
+ */
+export function withEmbedControls(srv, state, { getModels, setModels, embedPaths }) {
+  const controls = {
+    url: `${srv.url}/v1`,
+    root: srv.url,
+    get embedMode() { return state.embedMode; },
+    set embedMode(v) { state.embedMode = v; },
+    get listMode() { return state.listMode; },
+    set listMode(v) { state.listMode = v; },
+    get models() { return getModels(); },
+    setModels,
+    embedCalls: () => srv.requests.filter((r) => r.method === "POST" && embedPaths.includes(r.path)),
+    count: (method, path) => srv.requests.filter((r) => r.method === method && r.path === path).length,
+  };
+  return Object.defineProperties(srv, Object.getOwnPropertyDescriptors(controls));
 }
 
 /** Normalizes a model entry of opts.models. */
@@ -198,16 +214,9 @@ export async function startOllamaServer(opts = {}) {
     res.end("404 page not found");
   }, { host: opts.host });
 
-  return withProps(srv, {
-    url: `${srv.url}/v1`,
-    root: srv.url,
-    get embedMode() { return state.embedMode; },
-    set embedMode(v) { state.embedMode = v; },
-    get listMode() { return state.listMode; },
-    set listMode(v) { state.listMode = v; },
-    get models() { return models; },
-    setModels(list) { models = list.map((m) => ollamaModel(m, dims)); },
-    embedCalls: () => srv.requests.filter((r) => r.method === "POST" && (r.path === "/api/embed" || r.path === "/v1/embeddings")),
-    count: (method, path) => srv.requests.filter((r) => r.method === method && r.path === path).length,
+  return withEmbedControls(srv, state, {
+    getModels: () => models,
+    setModels: (list) => { models = list.map((m) => ollamaModel(m, dims)); },
+    embedPaths: ["/api/embed", "/v1/embeddings"],
   });
 }
