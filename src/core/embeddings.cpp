@@ -1,18 +1,12 @@
 #include "core/embeddings.hpp"
 
-#include <algorithm>
 #include <array>
-#include <cctype>
+
+#include "core/ascii.hpp"
 
 namespace leuria::core {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 // `word` as a whole token of the name: bounded by the ends or by a separator, so "e5" matches
 // "multilingual-e5-large" and "intfloat/e5-base" but not "gte5x".
@@ -52,7 +46,7 @@ constexpr std::array kFamilies{
 }  // namespace
 
 EmbedPrefixes embed_prefixes(std::string_view model) {
-  const std::string name = lower(model);
+  const std::string name = ascii_lower(model);
   for (const auto& f : kFamilies)
     if (f.token ? has_token(name, f.needle) : name.find(f.needle) != std::string::npos) return f.prefixes;
   // bge names also come as "bge-large-en-v1.5" (token) or "bge_small" (token): covered above.

@@ -4,10 +4,10 @@
 #include <cctype>
 #include <charconv>
 
+#include "core/ascii.hpp"
+
 namespace leuria::core {
 namespace {
-
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool scheme_char(char c, bool first) {
   bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -41,7 +41,7 @@ std::optional<Origin> parse_origin(std::string_view text) {
   Origin o;
   for (std::size_t i = 0; i < sep; ++i) {
     if (!scheme_char(text[i], i == 0)) return std::nullopt;
-    o.scheme.push_back(lower(text[i]));
+    o.scheme.push_back(ascii_lower(text[i]));
   }
   std::string_view rest = text.substr(sep + 3);
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
@@ -71,7 +71,7 @@ std::optional<Origin> parse_origin(std::string_view text) {
     if (host.empty()) return std::nullopt;
     if (!std::all_of(host.begin(), host.end(), host_char)) return std::nullopt;
   }
-  for (char c : host) o.host.push_back(lower(c));
+  for (char c : host) o.host.push_back(ascii_lower(c));
 
   if (!port.empty()) {
     if (port.size() > 5) return std::nullopt;

@@ -2,6 +2,8 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "core/ascii.hpp"
+
 namespace leuria::http {
 
 Response json_response(unsigned status, const boost::json::value& body) {
@@ -13,14 +15,7 @@ Response json_response(unsigned status, const boost::json::value& body) {
   return r;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto lo = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lo(a[i]) != lo(b[i])) return false;
-  }
-  return true;
-}
+bool iequals(std::string_view a, std::string_view b) { return core::ascii_iequals(a, b); }
 
 std::optional<std::string_view> Request::header(std::string_view name) const {
   for (auto& h : headers)

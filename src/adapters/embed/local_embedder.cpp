@@ -10,6 +10,7 @@
 #include <boost/url/parse.hpp>
 
 #include "adapters/embed/codec.hpp"
+#include "core/ascii.hpp"
 #include "http/client.hpp"
 
 namespace leuria::embed {
@@ -32,12 +33,7 @@ std::string root_of(const core::ProviderDef& p) {
   return root;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-bool names_embedding(const std::string& name) { return lower(name).find("embed") != std::string::npos; }
+bool names_embedding(const std::string& name) { return core::ascii_lower(name).find("embed") != std::string::npos; }
 
 std::string display(const core::ProviderDef& p) { return p.name.empty() ? p.id : p.name; }
 
@@ -92,7 +88,7 @@ bool is_loopback_url(const std::string& url) {
       return u->host_ipv6_address().is_loopback() || (u->host_ipv6_address().is_v4_mapped() &&
                                                       u->host_ipv6_address().to_bytes()[12] == 127);
     case boost::urls::host_type::name:
-      return lower(std::string(u->encoded_host())) == "localhost";
+      return core::ascii_iequals(u->encoded_host(), "localhost");
     default:
       return false;
   }
@@ -142,7 +138,7 @@ asio::awaitable<ServiceReport> LocalEmbedder::ask_ollama(core::ProviderDef p) {
         // say so are embedding models.
         embeds = names_embedding(tag.name);
         for (auto& f : tag.families)
-          if (lower(f).find("bert") != std::string::npos) embeds = true;
+          if (core::ascii_lower(f).find("bert") != std::string::npos) embeds = true;
       }
       // Only a definite answer is kept: a failed /api/show is asked again next time.
       if (show.status / 100 == 2 && !tag.digest.empty()) ollama_embeds_[tag.digest] = embeds;
