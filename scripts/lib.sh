@@ -5,7 +5,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 BUILD_PACKAGES=(cmake ninja-build g++ libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
                 libssl-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev)
-TEST_PACKAGES=(chromium)
+TEST_PACKAGES=(chromium strace slowhttptest clang-14 libclang-rt-14-dev)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

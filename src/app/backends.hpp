@@ -15,8 +15,9 @@ boost::system::result<core::AiCatalog, std::string> load_catalog(const std::file
 
 class Backends final : public core::BackendFactory {
  public:
-  Backends(boost::asio::any_io_executor ex, core::AiCatalog catalog, acp_client::AcpOptions acp)
-      : ex_(std::move(ex)), catalog_(std::move(catalog)), acp_(std::move(acp)) {}
+  Backends(boost::asio::any_io_executor ex, core::AiCatalog catalog, acp_client::AcpOptions acp,
+           std::chrono::milliseconds model_stall)
+      : ex_(std::move(ex)), catalog_(std::move(catalog)), acp_(std::move(acp)), model_stall_(model_stall) {}
   boost::system::result<std::shared_ptr<core::AgentBackend>, std::string> make(const core::AiChoice& ai,
                                                                               core::BackendSink& sink,
                                                                               std::shared_ptr<core::ToolRegistry> tools) override;
@@ -28,6 +29,7 @@ class Backends final : public core::BackendFactory {
   boost::asio::any_io_executor ex_;
   core::AiCatalog catalog_;
   acp_client::AcpOptions acp_;
+  std::chrono::milliseconds model_stall_;  // see llm::LlmBackend
 };
 
 }  // namespace leuria::app

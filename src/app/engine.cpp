@@ -129,12 +129,12 @@ int run_engine(const StartOptions& o) {
     std::error_code tmp_ec;
     acp_client::AcpOptions acp{LEURIA_VERSION, std::filesystem::read_symlink("/proc/self/exe", tmp_ec).string(),
                                std::filesystem::temp_directory_path(), acp_client::agent_environment(environ),
-                               t.kill_grace};
+                               t.kill_grace, t.cancel_grace};
     embed::LocalEmbedder embedder(ioc.get_executor(), t.embed_cache);
     embedder.set_providers(catalog->providers);
     embedder.set_choice(config->embed);
     auto names = ai_names(*config, *catalog);
-    Backends backends(ioc.get_executor(), std::move(*catalog), acp);
+    Backends backends(ioc.get_executor(), std::move(*catalog), acp, t.model_stall);
     core::SessionLimits limits;
     limits.start_timeout = t.session_start;
     limits.retention = t.session_retention;

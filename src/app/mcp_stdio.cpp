@@ -17,6 +17,7 @@
 #include <boost/json.hpp>
 
 #include "http/client.hpp"
+#include "json/read.hpp"
 
 namespace leuria::app {
 
@@ -74,11 +75,10 @@ asio::awaitable<void> pump(asio::io_context& ioc, std::string url, std::string t
       if (res.status) what = "HTTP " + std::to_string(res.status);
       std::cerr << "leuria mcp-stdio: the engine answered " << what << "\n";
       // A request still gets its one reply, as an error; notifications get nothing.
-      boost::system::error_code ec;
-      auto msg = boost::json::parse(line, ec);
-      if (!ec && msg.is_object() && msg.as_object().contains("id") && msg.as_object().contains("method")) {
+      auto msg = jsonio::read_object(line);
+      if (msg && msg->contains("id") && msg->contains("method")) {
         boost::json::object err{{"jsonrpc", "2.0"},
-                                {"id", msg.as_object().at("id")},
+                                {"id", msg->at("id")},
                                 {"error", boost::json::object{{"code", -32000}, {"message", "The engine refused: " + what}}}};
         std::string out = boost::json::serialize(err) + "\n";
         co_await asio::async_write(out_fd, asio::buffer(out), asio::as_tuple(asio::use_awaitable));

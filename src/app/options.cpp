@@ -149,6 +149,8 @@ std::variant<Timings, std::string> timings_from_env() {
     else if (key == "startTimeoutMs") slot = &t.session_start;
     else if (key == "retentionMs") slot = &t.session_retention;
     else if (key == "killGraceMs") slot = &t.kill_grace;
+    else if (key == "cancelGraceMs") slot = &t.cancel_grace;
+    else if (key == "modelStallMs") slot = &t.model_stall;
     else if (key == "pingMs") slot = &t.ping;
     else if (key == "toolCallMs") slot = &t.tool_call;
     else if (key == "embedCacheMs") slot = &t.embed_cache;
@@ -164,7 +166,7 @@ std::variant<Timings, std::string> timings_from_env() {
     }
     if (!slot || !parse_ms(value, *slot))
       return "LEURIA_TEST_TIMINGS has an unknown or malformed item '" + std::string(item) +
-             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, pingMs, toolCallMs, embedCacheMs, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, maxConnections).";
+             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, cancelGraceMs, modelStallMs, pingMs, toolCallMs, embedCacheMs, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, maxConnections).";
   }
   return t;
 }

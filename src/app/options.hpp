@@ -71,6 +71,8 @@ struct Timings {
   std::chrono::milliseconds session_start{60'000};
   std::chrono::milliseconds session_retention{300'000};
   std::chrono::milliseconds kill_grace{3'000};
+  std::chrono::milliseconds cancel_grace{10'000};  // a cancelled turn's agent must answer within this
+  std::chrono::milliseconds model_stall{300'000};  // a model server's silence mid-answer
   std::chrono::milliseconds ping{15'000};
   std::chrono::milliseconds tool_call{600'000};
   std::chrono::milliseconds embed_cache{10'000};  // how long a discovery of embedding models holds

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <iostream>
 #include <stdexcept>
+#include <vector>
 
 #include "core/origin.hpp"
+#include "core/plain_text.hpp"
 #include "store/grants_file.hpp"
 #include "store/home.hpp"
 
@@ -31,15 +33,21 @@ int sites_list() {
       std::cout << "No sites are connected.\n";
       return 0;
     }
+    // The app name is the site's own choice: its ESC sequences, links and bidi controls are shown
+    // as [U+XXXX], never sent to the terminal as they are.
+    std::vector<std::string> apps;
     std::size_t w_origin = 6, w_app = 3;
     for (auto& g : grants) {
+      apps.push_back(g.app ? core::marked_text(*g.app) : std::string("-"));
       w_origin = std::max(w_origin, g.origin.size());
-      w_app = std::max(w_app, g.app.value_or("-").size());
+      w_app = std::max(w_app, apps.back().size());
     }
     std::cout << fmt::format("{:<{}}  {:<{}}  {:<24}  {}\n", "ORIGIN", w_origin, "APP", w_app, "CREATED", "LAST USED");
-    for (auto& g : grants)
-      std::cout << fmt::format("{:<{}}  {:<{}}  {:<24}  {}\n", g.origin, w_origin, g.app.value_or("-"), w_app,
-                               g.created_at, g.last_used_at.value_or("never"));
+    for (std::size_t i = 0; i < grants.size(); ++i) {
+      const auto& g = grants[i];
+      std::cout << fmt::format("{:<{}}  {:<{}}  {:<24}  {}\n", g.origin, w_origin, apps[i], w_app, g.created_at,
+                               g.last_used_at.value_or("never"));
+    }
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "leuria: " << e.what() << "\n";
@@ -53,18 +61,22 @@ int sites_revoke(const std::string& raw) {
     std::cerr << "leuria: '" << raw << "' is not a site origin; write it like https://example.com.\n";
     return 1;
   }
+  bool removed = false;
   try {
     auto grants = open_grants();
-    if (!grants.remove(*origin)) {
-      std::cerr << "leuria: No grant for " << *origin << "; 'leuria sites' lists the connected sites.\n";
-      return 1;
-    }
-    std::cout << "Revoked " << *origin << ".\n";
-    return 0;
+    removed = grants.remove(*origin);
   } catch (const std::exception& e) {
-    std::cerr << "leuria: " << e.what() << "\n";
+    // "Revoked" is printed only once the change is on disk; anything short of that says so.
+    std::cerr << "leuria: Could not revoke " << *origin << " (" << e.what()
+              << "); it stays connected. Check that the disk has free space, then try again.\n";
     return 1;
   }
+  if (!removed) {
+    std::cerr << "leuria: No grant for " << *origin << "; 'leuria sites' lists the connected sites.\n";
+    return 1;
+  }
+  std::cout << "Revoked " << *origin << ".\n";
+  return 0;
 }
 
 }  // namespace leuria::app

@@ -25,6 +25,9 @@ class BackendSink {
   virtual void on_log(std::string line) = 0;
   // The AI went away on its own (an agent process exited). code 0 completes the session.
   virtual void on_exit(int code) = 0;
+  // The AI broke its side of the protocol or a limit and must be stopped: the session fails with
+  // `error`, a plain sentence (and the backend is shut down).
+  virtual void on_failed(std::string error) = 0;
 };
 
 struct PromptBlock {

@@ -31,15 +31,21 @@ bool GrantBook::token_valid(const std::string& origin, std::string_view token) {
   if (it == last_touch_.end() || now - it->second >= last_used_interval_) {
     last_touch_[origin] = now;
     std::string when = now_iso8601();
-    repo_.touch(origin, when);
-    for (auto& grant : grants_)
-      if (grant.origin == origin) grant.last_used_at = when;
+    try {
+      repo_.touch(origin, when);
+      for (auto& grant : grants_)
+        if (grant.origin == origin) grant.last_used_at = when;
+    } catch (const std::exception&) {
+      // lastUsedAt is a note for the visitor, not a change they asked for: a full disk must not
+      // stop a connected site. The next interval tries again.
+    }
   }
   return true;
 }
 
-std::string GrantBook::issue(const std::string& origin, const std::optional<std::string>& app,
-                             const Needs& needs) {
+boost::system::result<std::string, std::string> GrantBook::issue(const std::string& origin,
+                                                                  const std::optional<std::string>& app,
+                                                                  const Needs& needs) {
   std::string token = random_base64url(kTokenBytes);
   Grant g;
   g.origin = origin;
@@ -47,21 +53,47 @@ std::string GrantBook::issue(const std::string& origin, const std::optional<std:
   g.token_hash = sha256_hex(token);
   g.created_at = now_iso8601();
   g.needs = needs;
-  repo_.upsert(g);
-  auto before = grants_;
-  grants_ = repo_.load();
+  Grant stored;
+  try {
+    stored = repo_.upsert(g);
+  } catch (const std::exception& e) {
+    // Fail closed: the token is dropped unused and the grants we hold stay as they were.
+    last_save_error_ = e.what();
+    return {boost::system::in_place_error, last_save_error_};
+  }
+  const bool replaced = has_grant(origin);
+  refresh([&](std::vector<Grant>& grants) {
+    std::erase_if(grants, [&](const Grant& old) { return old.origin == origin; });
+    grants.push_back(stored);
+  });
   // A replaced token ends the sessions that used the old one.
-  for (auto& old : before)
-    if (old.origin == origin && revoked_) revoked_(origin);
-  return token;
+  if (replaced && revoked_) revoked_(origin);
+  return {boost::system::in_place_value, std::move(token)};
 }
 
-bool GrantBook::revoke(const std::string& origin) {
-  bool removed = repo_.remove(origin);
+boost::system::result<bool, std::string> GrantBook::revoke(const std::string& origin) {
+  bool removed = false;
+  try {
+    removed = repo_.remove(origin);
+  } catch (const std::exception& e) {
+    // Fail closed: the site stays as the file says it is, connected, and the visitor is told.
+    last_save_error_ = e.what();
+    return {boost::system::in_place_error, last_save_error_};
+  }
   auto before = grants_;
-  grants_ = repo_.load();
+  refresh([&](std::vector<Grant>& grants) {
+    std::erase_if(grants, [&](const Grant& old) { return old.origin == origin; });
+  });
   notify_lost(before);
   return removed;
+}
+
+void GrantBook::refresh(const std::function<void(std::vector<Grant>&)>& apply) {
+  try {
+    grants_ = repo_.load();  // also picks up what other writers changed meanwhile
+  } catch (const std::exception&) {
+    apply(grants_);  // the change is on disk: it holds here too
+  }
 }
 
 void GrantBook::reload() {

@@ -2,6 +2,7 @@
 // GrantBook is the core's view, owned by the io thread; GrantRepository is where it persists
 // (store/grants_file implements it on grants.json). Only token hashes are ever kept.
 #pragma once
+#include <boost/system/result.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -25,7 +26,8 @@ struct Grant {
 };
 
 // Persistence of grants. Each mutation is applied to what is on disk at that moment (another
-// process, `leuria sites revoke`, may have changed it), atomically.
+// process, `leuria sites revoke`, may have changed it), atomically and durably: it returns only once
+// the change is on disk, and throws std::runtime_error (with the system's reason) when it can't be.
 class GrantRepository {
  public:
   virtual ~GrantRepository() = default;
@@ -50,10 +52,16 @@ class GrantBook {
   bool token_valid(const std::string& origin, std::string_view token);
 
   // Creates or replaces the origin's grant and returns the new token (the only time it exists
-  // in clear). The site's AI choice is kept.
-  std::string issue(const std::string& origin, const std::optional<std::string>& app, const Needs& needs);
+  // in clear). The site's AI choice is kept. Returns once the grant is on disk; when it can't be
+  // saved, nothing changes (on disk or here) and the error says why (for the log).
+  boost::system::result<std::string, std::string> issue(const std::string& origin,
+                                                        const std::optional<std::string>& app, const Needs& needs);
 
-  bool revoke(const std::string& origin);
+  // False when the origin had no grant. The same promise as issue: on disk, or no change and why.
+  boost::system::result<bool, std::string> revoke(const std::string& origin);
+
+  // Why the last issue or revoke could not be saved, for the log of whoever reports it.
+  const std::string& last_save_error() const { return last_save_error_; }
 
   // Re-reads the repository (the file changed). Origins that lost their grant or token are reported.
   void reload();
@@ -63,12 +71,15 @@ class GrantBook {
 
  private:
   void notify_lost(const std::vector<Grant>& before);
+  // After a successful write: the file as it is now, or (if it can't be read back) `apply` to ours.
+  void refresh(const std::function<void(std::vector<Grant>&)>& apply);
 
   GrantRepository& repo_;
   std::chrono::milliseconds last_used_interval_;
   std::vector<Grant> grants_;
   std::map<std::string, std::chrono::steady_clock::time_point> last_touch_;
   std::function<void(const std::string&)> revoked_;
+  std::string last_save_error_;
 };
 
 }  // namespace leuria::core

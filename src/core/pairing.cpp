@@ -23,6 +23,7 @@ struct PairingBook::Request {
   Needs needs;
   std::string created_at;
   PairingView::State state = PairingView::State::pending;
+  std::string token;  // with allowed: on disk as a hash already, handed to the page once
   bool gone = false;  // forgotten: answered, replaced or expired long ago
   bool expiry_seen = false;  // a claim has been told it expired
   asio::steady_timer expiry;
@@ -220,7 +221,7 @@ asio::awaitable<boost::system::result<ClaimAnswer, PairingError>> PairingBook::c
     if (r->gone || r->nonce != *nonce) co_return PairingError::unknown;
     switch (r->state) {
       case PairingView::State::allowed: {
-        ClaimAnswer answer{ClaimAnswer::Status::allowed, grants_.issue(r->origin, r->app, r->needs)};
+        ClaimAnswer answer{ClaimAnswer::Status::allowed, std::move(r->token)};
         spend(r->origin, *nonce);
         forget(r);
         co_return answer;
@@ -274,6 +275,11 @@ boost::system::result<PairingView, PairingError> PairingBook::decide(const std::
   RequestPtr r = it->second;
   if (r->state == PairingView::State::expired) return PairingError::expired;
   if (r->state != PairingView::State::pending) return PairingError::already_decided;
+  if (allow) {
+    auto token = grants_.issue(r->origin, r->app, r->needs);
+    if (!token) return PairingError::not_saved;
+    r->token = std::move(*token);
+  }
   r->state = allow ? PairingView::State::allowed : PairingView::State::denied;
   if (!allow) refused_until_[r->origin] = Clock::now() + timings_.cooldown;
   observer_.on_decided(view(*r), allow ? Decision::allowed : Decision::denied);

@@ -42,6 +42,7 @@ enum class PairingError {
   unknown,       // no such request, or not with this nonce (404)
   expired,       // expired before the visitor decided (410)
   already_decided,  // (410)
+  not_saved,        // the visitor said yes, but the grant could not be written to disk (503)
 };
 
 enum class Decision { allowed, denied, expired };
@@ -84,7 +85,9 @@ class PairingBook {
                                                         const std::optional<std::string>& nonce,
                                                         std::optional<std::string> app, Needs needs);
 
-  // The visitor's answer. Returns the request as decided.
+  // The visitor's answer. Returns the request as decided. A Yes writes the grant first (its token
+  // waits here for the page's claim), so Yes is acknowledged only once it is on disk; when it can't
+  // be saved the question stays open, nothing changes, and the error is not_saved.
   boost::system::result<PairingView, PairingError> decide(const std::string& id, bool allow);
 
   std::optional<PairingView> find(const std::string& id) const;

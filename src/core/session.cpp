@@ -251,4 +251,6 @@ void Session::on_exit(int code) {
     end(SessionStatus::failed, "Agent exited with code " + std::to_string(code));
 }
 
+void Session::on_failed(std::string error) { end(SessionStatus::failed, std::move(error)); }
+
 }  // namespace leuria::core

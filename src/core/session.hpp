@@ -101,6 +101,7 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   void on_permission(PermissionInfo decision) override;
   void on_log(std::string line) override;
   void on_exit(int code) override;
+  void on_failed(std::string error) override;
 
  private:
   void publish(Event e);

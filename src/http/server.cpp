@@ -1,5 +1,6 @@
 #include "http/server.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <spdlog/spdlog.h>
 
+#include "core/plain_text.hpp"
 #include "http/request_head.hpp"
 
 namespace leuria::http {
@@ -120,35 +122,103 @@ asio::awaitable<void> write_streamed(beast::tcp_stream& stream, Response& res, u
 
 namespace websocket = beast::websocket;
 
+// RFC 6455 (7.4.2) defines close codes up to 4999; Beast rejects the undefined ones below 3000 (1002)
+// but accepts and echoes any code from 5000 up.
+constexpr std::uint16_t kLastCloseCode = 4999;
+
+// Beast does the framing and fails the connection with the RFC's code for what it refuses (1002 for
+// unmasked frames, reserved bits, unknown opcodes, bad control frames and close codes, 1007 for
+// invalid UTF-8, 1009 over read_message_max). What it lets through is refused here: binary messages
+// (the protocol is JSON text: 1003), a text message whose last frame is empty and whose UTF-8 is
+// cut short (Beast checks the end of a message only in a frame with data: 1007), and close codes
+// from 5000 up (1002).
 class BeastWebSocket final : public WebSocket {
  public:
-  explicit BeastWebSocket(websocket::stream<beast::tcp_stream>& ws) : ws_(ws) {}
+  explicit BeastWebSocket(websocket::stream<beast::tcp_stream>& ws) : ws_(ws) {
+    ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
+      if (kind == websocket::frame_type::close) check_close_code();
+    });
+  }
+  ~BeastWebSocket() override { ws_.control_callback(); }
+  BeastWebSocket(const BeastWebSocket&) = delete;
+  BeastWebSocket& operator=(const BeastWebSocket&) = delete;
+
   asio::awaitable<std::optional<std::string>> read() override {
     beast::flat_buffer buffer;
     auto [ec, n] = co_await ws_.async_read(buffer, asio::as_tuple(asio::use_awaitable));
     if (ec) co_return std::nullopt;
-    co_return beast::buffers_to_string(buffer.data());
+    if (!ws_.got_text()) {
+      spdlog::debug("event=websocket.binary_refused bytes={}", n);
+      co_await close_with(websocket::close_code::unknown_data);
+      co_return std::nullopt;
+    }
+    std::string text = beast::buffers_to_string(buffer.data());
+    if (!core::is_utf8(text)) {
+      spdlog::debug("event=websocket.bad_utf8 bytes={}", n);
+      co_await close_with(websocket::close_code::bad_payload);
+      co_return std::nullopt;
+    }
+    co_return text;
   }
   asio::awaitable<bool> write(std::string text) override {
     ws_.text(true);
+    writing_ = true;
     auto [ec, n] = co_await ws_.async_write(asio::buffer(text), asio::as_tuple(asio::use_awaitable));
+    writing_ = false;
     co_return !ec;
   }
-  asio::awaitable<void> close() override {
-    if (!ws_.is_open()) co_return;
-    co_await ws_.async_close(websocket::close_code::normal, asio::as_tuple(asio::use_awaitable));
-  }
+  asio::awaitable<void> close() override { co_await close_with(websocket::close_code::normal); }
 
  private:
+  // One close only, whoever asks first (the handler's writer, its reader, or the server at the end).
+  asio::awaitable<void> close_with(websocket::close_code code) {
+    if (closing_ || !ws_.is_open()) co_return;
+    closing_ = true;
+    const websocket::close_reason reason(code);
+    co_await ws_.async_close(reason, asio::as_tuple(asio::use_awaitable));
+  }
+
+  // Called by Beast's read with the peer's close frame, before Beast echoes its code. Beast's echo
+  // can't be changed: for a code above 4999 the 1002 frame is written here (unless a frame of ours
+  // is half-written: then nothing is), and the echo then fails on the socket shut for sending.
+  void check_close_code() {
+    if (closing_ || ws_.reason().code <= kLastCloseCode) return;
+    closing_ = true;
+    spdlog::debug("event=websocket.bad_close_code code={}", ws_.reason().code);
+    auto& socket = ws_.next_layer().socket();
+    beast::error_code ec;
+    if (!writing_) {
+      static constexpr unsigned char kProtocolError[] = {0x88, 0x02, 0x03, 0xEA};  // FIN + close, 2 bytes, 1002
+      socket.non_blocking(true, ec);
+      socket.send(asio::buffer(kProtocolError), 0, ec);
+    }
+    socket.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  }
+
   websocket::stream<beast::tcp_stream>& ws_;
+  bool writing_ = false;
+  bool closing_ = false;
 };
+
+// Beast's timers, not the TCP stream's (Beast's advice for a websocket::stream).
+websocket::stream_base::timeout websocket_timeouts(const ServerLimits& limits) {
+  websocket::stream_base::timeout t{};
+  // The 101 answer, and the closing handshake: after our close frame Beast reads (and drops) what
+  // the peer still sends until its close frame arrives, which a peer that stopped reading never sends.
+  t.handshake_timeout = std::min(limits.write_timeout, limits.idle_timeout);
+  // Nothing received for idle_timeout (a ping is sent at half of it): closed. This also ends a peer
+  // that floods us with pings but never reads the pongs: our pong write blocks, so we stop reading.
+  t.idle_timeout = limits.idle_timeout;
+  t.keep_alive_pings = true;
+  return t;
+}
 
 // The upgrade was allowed: accept it with the original request and hand the socket over.
 asio::awaitable<void> run_websocket(beast::tcp_stream& stream, const bhttp::request<bhttp::string_body>& req,
-                                    Response& res, std::size_t max_message) {
+                                    Response& res, const ServerLimits& limits) {
   websocket::stream<beast::tcp_stream> ws(std::move(stream));
-  ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-  ws.read_message_max(max_message);
+  ws.set_option(websocket_timeouts(limits));
+  ws.read_message_max(limits.body_bytes);
   ws.set_option(websocket::stream_base::decorator([&res](websocket::response_type& r) {
     for (auto& h : res.headers) r.set(h.name, h.value);
   }));
@@ -156,7 +226,7 @@ asio::awaitable<void> run_websocket(beast::tcp_stream& stream, const bhttp::requ
   if (ec) co_return;
   BeastWebSocket socket(ws);
   co_await res.upgrade(socket);
-  if (ws.is_open()) co_await ws.async_close(websocket::close_code::normal, asio::as_tuple(asio::use_awaitable));
+  co_await socket.close();
 }
 
 // What read_head found at the start of the buffer.
@@ -208,6 +278,21 @@ asio::awaitable<Head> read_head(beast::tcp_stream& stream, beast::flat_buffer& b
   }
 }
 
+// Reads the rest of a request's body. Meanwhile, as while it sends its head, the peer holds a slot
+// without giving us any work, so at the cap the slot may be reclaimed: slow bodies (R-U-Dead-Yet,
+// slowhttptest -B) must not shut real clients out until the body deadline. Reclaimed: operation_aborted.
+asio::awaitable<beast::error_code> read_body(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                             bhttp::request_parser<bhttp::string_body>& parser,
+                                             std::chrono::milliseconds timeout, transport::Slot& slot) {
+  std::function<void()> close = [&stream] { stream.close(); };
+  slot.waiting(std::move(close));
+  BusyOnExit busy{slot};
+  stream.expires_after(timeout);
+  auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+  if (slot.reclaimed()) co_return asio::error::operation_aborted;
+  co_return ec;
+}
+
 }  // namespace
 
 asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler handler, ServerLimits limits,
@@ -249,8 +334,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
       }
     }
     if (!refused.status && !body_too_large && !parser.is_done()) {
-      stream.expires_after(limits.body_timeout);
-      auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+      const beast::error_code ec = co_await read_body(stream, buffer, parser, limits.body_timeout, slot);
       if (ec == bhttp::error::body_limit)
         body_too_large = true;
       else if (is_parse_error(ec))
@@ -288,7 +372,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     stream.expires_never();  // the handler may long-poll
     Response response = co_await handler(request);
     if (upgrade && response.upgrade) {
-      co_await run_websocket(stream, message, response, limits.body_bytes);
+      co_await run_websocket(stream, message, response, limits);
       co_return;
     }
     if (response.stream) {

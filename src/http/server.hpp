@@ -28,7 +28,8 @@ struct ServerLimits {
 };
 
 // Serves one connection until it closes. `handler` may take as long as it needs (long polls).
-// `slot` is the connection's place under the listener's cap, reclaimable while no request is under way.
+// `slot` is the connection's place under the listener's cap, reclaimable while it waits on the peer
+// (for a request, or the rest of a head or body).
 boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket, Handler handler,
                                               ServerLimits limits, transport::Slot slot);
 

@@ -1,5 +1,6 @@
 #include "rpc/connection.hpp"
 
+#include "json/read.hpp"
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -38,13 +39,13 @@ RpcError error_from(const json::value& v) {
 void Connection::receive(std::string_view line) {
   // After close nothing more is dispatched: the handlers' owners may be gone.
   if (closed_ || line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-  boost::system::error_code ec;
-  json::value v = json::parse(line, ec);
-  if (ec || !v.is_object()) {
-    if (on_protocol_error_) on_protocol_error_("not JSON-RPC: " + std::string(line.substr(0, 200)));
+  auto parsed = jsonio::read_object(line);
+  if (!parsed) {
+    if (on_protocol_error_)
+      on_protocol_error_("not JSON-RPC (" + parsed.error().message + "): " + std::string(line.substr(0, 200)));
     return;
   }
-  auto& o = v.as_object();
+  auto& o = *parsed;
   const json::value* id = o.if_contains("id");
   const json::value* method = o.if_contains("method");
   if (method && method->is_string()) {
@@ -56,10 +57,17 @@ void Connection::receive(std::string_view line) {
     }
     return;
   }
+  // A reply: an id, and a result or an error. (An error with a null id answers a message the peer
+  // could not read at all; that is reported and ignored like any line that isn't JSON-RPC.)
+  const bool reply_shaped = id && !id->is_null() && (o.contains("result") || o.contains("error"));
+  if (reply_shaped && !id->is_int64()) {
+    broken("a reply whose id is not one of ours: " + json::serialize(*id).substr(0, 100));
+    return;
+  }
   if (id && id->is_int64()) {
     auto it = pending_.find(id->as_int64());
     if (it == pending_.end()) {
-      if (on_protocol_error_) on_protocol_error_("a reply to no call of ours");
+      broken("a reply to a call it was never sent, or already answered (id " + std::to_string(id->as_int64()) + ")");
       return;
     }
     auto p = it->second;
@@ -126,6 +134,13 @@ void Connection::notify(std::string method, json::value params) {
   json::object o{{"jsonrpc", "2.0"}, {"method", method}};
   if (!params.is_null()) o["params"] = std::move(params);
   send_(json::serialize(o));
+}
+
+void Connection::broken(std::string what) {
+  if (on_broken_)
+    on_broken_(std::move(what));
+  else if (on_protocol_error_)
+    on_protocol_error_(std::move(what));
 }
 
 void Connection::close(std::string reason) {

@@ -44,6 +44,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_notification(NotificationHandler h) { on_notification_ = std::move(h); }
   // Lines that aren't JSON-RPC (agents sometimes print to stdout): reported, then ignored.
   void on_protocol_error(ProtocolErrorHandler h) { on_protocol_error_ = std::move(h); }
+  // A reply that answers no call of ours (an id we never sent, one already answered, or an id of
+  // another type): the peer has lost track of the conversation, and a call of ours may wait forever
+  // for an answer it sent under the wrong id. The owner decides (an agent is stopped); without this
+  // handler such a reply is a protocol error, reported and ignored.
+  void on_broken(ProtocolErrorHandler h) { on_broken_ = std::move(h); }
 
   // Feed one received line.
   void receive(std::string_view line);
@@ -66,6 +71,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   RequestHandler on_request_;
   NotificationHandler on_notification_;
   ProtocolErrorHandler on_protocol_error_;
+  ProtocolErrorHandler on_broken_;
+  void broken(std::string what);
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
   bool closed_ = false;

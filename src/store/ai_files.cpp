@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <stdexcept>
 
+#include "json/read.hpp"
 #include "store/atomic_file.hpp"
 
 namespace leuria::store {
@@ -20,15 +21,15 @@ boost::system::result<json::object, std::string> read_object(const std::filesyst
     return std::string(e.what());
   }
   if (!text || text->find_first_not_of(" \t\r\n") == std::string::npos) return json::object{};
-  boost::system::error_code ec;
-  json::value v = json::parse(*text, ec);
-  if (ec || !v.is_object()) return path.string() + " is not a valid JSON object; fix or remove it.";
-  return std::move(v.as_object());
+  auto root = jsonio::read_object(*text);
+  if (!root) return path.string() + " is not a valid JSON object (" + root.error().message + "); fix or remove it.";
+  return std::move(*root);
 }
 
 template <class F>
 void update(const std::filesystem::path& path, F&& change) {
   FileLock lock(std::filesystem::path(path) += ".lock");
+  remove_stale_temps(path);  // under the lock: left by a writer that was killed
   auto root = read_object(path);
   if (!root) throw std::runtime_error(root.error());
   change(*root);

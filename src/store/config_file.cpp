@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "json/read.hpp"
 #include "store/atomic_file.hpp"
 
 namespace leuria::store {
@@ -24,14 +25,14 @@ boost::system::result<Config, std::string> load_config(const std::filesystem::pa
   if (!text) return c;
   ::chmod(path.c_str(), 0600);  // the visitor's file may have been created by hand
 
-  boost::system::error_code ec;
-  json::value v = json::parse(*text, ec);
-  if (ec || !v.is_object()) return path.string() + " is not a valid JSON object; fix or remove it.";
-  const auto& o = v.as_object();
+  auto root = jsonio::read_object(*text);
+  if (!root) return path.string() + " is not a valid JSON object (" + root.error().message + "); fix or remove it.";
+  const auto& o = *root;
   if (auto* p = o.if_contains("port")) {
     if (!p->is_int64() && !p->is_uint64())
       return path.string() + ": \"port\" must be a whole number from 0 to 65535.";
-    auto n = p->to_number<std::int64_t>();
+    // Boost keeps a whole number as uint64 only above 2^63: out of range, without the throwing conversion.
+    const std::int64_t n = p->is_int64() ? p->get_int64() : 65536;
     if (n < 0 || n > 65535) return path.string() + ": \"port\" must be a whole number from 0 to 65535.";
     c.port = static_cast<int>(n);
   }

@@ -1,6 +1,7 @@
 #include "store/grants_file.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <boost/json.hpp>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 
 #include "core/clock.hpp"
+#include "json/read.hpp"
 #include "core/origin.hpp"
 #include "store/atomic_file.hpp"
 
@@ -30,8 +32,10 @@ core::Needs needs_from(const json::value* v) {
   if (auto* i = o.if_contains("images"); i && i->is_bool()) n.images = i->as_bool();
   if (auto e = str(o, "effort")) n.effort = core::parse_effort(*e);
   if (auto* c = o.if_contains("context"); c && (c->is_int64() || c->is_uint64())) {
-    auto x = c->to_number<std::int64_t>();
-    if (x > 0 && x <= core::kMaxContextTokens) n.context = static_cast<std::uint32_t>(x);
+    // The non-throwing form: a uint64 above 2^63 is out of range, not a reason to fail the whole read.
+    boost::system::error_code ec;
+    auto x = c->to_number<std::int64_t>(ec);
+    if (!ec && x > 0 && x <= core::kMaxContextTokens) n.context = static_cast<std::uint32_t>(x);
   }
   return n;
 }
@@ -68,11 +72,10 @@ json::object read_root(const std::filesystem::path& path, const std::function<vo
   if (!text) return {};
   ::chmod(path.c_str(), 0600);
   if (text->find_first_not_of(" \t\r\n") == std::string::npos) return {};
-  boost::system::error_code ec;
-  json::value v = json::parse(*text, ec);
-  if (!ec && v.is_object()) {
-    auto* g = v.as_object().if_contains("grants");
-    if (!g || g->is_array()) return std::move(v.as_object());
+  auto root = jsonio::read_object(*text);
+  if (root) {
+    auto* g = root->if_contains("grants");
+    if (!g || g->is_array()) return std::move(*root);
   }
   auto aside = path;
   aside += ".corrupt-" + core::now_iso8601();
@@ -91,22 +94,37 @@ json::array& grants_of(json::object& root) {
   return root["grants"].as_array();
 }
 
-void write_root(const std::filesystem::path& path, json::object& root) {
+// `before`: the root as read. When the new file is in place but not durable, the old one is put
+// back (visible, at least) so that the file, the engine's memory and the failure reported agree.
+void write_root(const std::filesystem::path& path, json::object& root, const json::object& before) {
   grants_of(root);
-  write_file_atomic(path, json::serialize(root) + "\n");
+  try {
+    write_file_atomic(path, json::serialize(root) + "\n");
+  } catch (const NotDurable&) {
+    try {
+      write_file_atomic(path, json::serialize(before) + "\n");
+    } catch (const std::exception&) {
+      // Nothing better to do: the first error is the one to report.
+    }
+    throw;
+  }
 }
 
 }  // namespace
 
 std::vector<core::Grant> GrantsFile::load() {
   FileLock lock(lock_path_);
+  // Every writer holds the lock, so a temp file seen now is from one that was killed mid-write.
+  remove_stale_temps(path_);
   std::vector<core::Grant> out;
+  std::set<std::string> counted;
   json::object root = read_root(path_, log_);
   for (auto& v : grants_of(root)) {
     auto origin = entry_origin(v);
     if (!origin) continue;
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const core::Grant& g) { return g.origin == *origin; });
-    if (seen) continue;  // the first entry for an origin is the one that counts
+    // The first entry for an origin is the one that counts, usable or not: upsert and set_site_ai
+    // change that one, so a later duplicate must not be what the engine reads.
+    if (!counted.insert(*origin).second) continue;
     const auto& o = v.as_object();
     core::Grant g;
     g.origin = *origin;
@@ -126,19 +144,24 @@ std::vector<core::Grant> GrantsFile::load() {
 core::Grant GrantsFile::upsert(const core::Grant& grant) {
   FileLock lock(lock_path_);
   json::object root = read_root(path_, log_);
+  const json::object before = root;
   json::array& grants = grants_of(root);
   // One entry per origin: the first is updated, later duplicates are dropped.
+  // The entry is found by index: a pointer into `kept` would dangle when a later push_back grows it.
   json::array kept;
-  json::object* entry = nullptr;
+  std::optional<std::size_t> at;
   for (auto& v : grants) {
     if (entry_origin(v) == grant.origin) {
-      if (entry) continue;
-      entry = &kept.emplace_back(v).as_object();
-    } else {
-      kept.push_back(v);
+      if (at) continue;
+      at = kept.size();
     }
+    kept.push_back(v);
   }
-  if (!entry) entry = &kept.emplace_back(json::object{}).as_object();
+  if (!at) {
+    at = kept.size();
+    kept.emplace_back(json::object{});
+  }
+  json::object* entry = &kept[*at].as_object();
 
   // Replace what pairing decides; keep the site's AI choice and anything we don't know.
   (*entry)["origin"] = grant.origin;
@@ -151,27 +174,29 @@ core::Grant GrantsFile::upsert(const core::Grant& grant) {
   stored.agent = str(*entry, "agent");
   stored.model = str(*entry, "model");
   grants = std::move(kept);
-  write_root(path_, root);
+  write_root(path_, root, before);
   return stored;
 }
 
 bool GrantsFile::remove(const std::string& origin) {
   FileLock lock(lock_path_);
   json::object root = read_root(path_, log_);
+  const json::object before = root;
   json::array& grants = grants_of(root);
-  const auto before = grants.size();
+  const auto count = grants.size();
   json::array kept;
   for (auto& v : grants)
     if (entry_origin(v) != origin) kept.push_back(v);
-  if (kept.size() == before) return false;
+  if (kept.size() == count) return false;
   grants = std::move(kept);
-  write_root(path_, root);
+  write_root(path_, root, before);
   return true;
 }
 
 void GrantsFile::touch(const std::string& origin, const std::string& when) {
   FileLock lock(lock_path_);
   json::object root = read_root(path_, log_);
+  const json::object before = root;
   bool found = false;
   for (auto& v : grants_of(root)) {
     if (!found && entry_origin(v) == origin) {
@@ -179,13 +204,14 @@ void GrantsFile::touch(const std::string& origin, const std::string& when) {
       found = true;
     }
   }
-  if (found) write_root(path_, root);
+  if (found) write_root(path_, root, before);
 }
 
 bool GrantsFile::set_site_ai(const std::string& origin, const std::optional<std::string>& agent,
                              const std::optional<std::string>& model) {
   FileLock lock(lock_path_);
   json::object root = read_root(path_, log_);
+  const json::object before = root;
   bool found = false;
   for (auto& v : grants_of(root)) {
     if (found || entry_origin(v) != origin) continue;
@@ -194,7 +220,7 @@ bool GrantsFile::set_site_ai(const std::string& origin, const std::optional<std:
     if (agent) o["agent"] = *agent; else o.erase("agent");
     if (agent && model) o["model"] = *model; else o.erase("model");
   }
-  if (found) write_root(path_, root);
+  if (found) write_root(path_, root, before);
   return found;
 }
 

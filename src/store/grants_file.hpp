@@ -1,6 +1,8 @@
 // grants.json: {"grants":[{origin, app?, tokenHash, createdAt, lastUsedAt?, needs?, agent?, model?}]}.
 // Every change is read-modify-write under grants.json.lock, written atomically (0600), and keeps
 // fields and entries it doesn't understand. A file that isn't JSON is moved aside, never emptied.
+// A change returns once it is on disk; otherwise it throws std::runtime_error with the old file in
+// place (put back if only the folder's fsync failed), so nothing unsaved is ever acknowledged.
 #pragma once
 #include <filesystem>
 #include <functional>

@@ -13,9 +13,13 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
+#include <fstream>
 
 namespace leuria::transport {
 
@@ -80,8 +84,14 @@ boost::system::result<std::shared_ptr<ChildProcess>, std::string> ChildProcess::
   argv.push_back(const_cast<char*>(spec.program.c_str()));
   for (auto& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The tag that finds what the child leaves behind (see kill_leftovers): unique among the live
+  // children of every running engine (our pid, then a counter).
+  static std::atomic<unsigned long> counter{0};
+  std::string tag = std::string(kChildTagVariable) + "=" + std::to_string(::getpid()) + "." + std::to_string(++counter);
   std::vector<char*> envp;
-  for (auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  for (auto& e : spec.env)
+    if (!e.starts_with(std::string(kChildTagVariable) + "=")) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(tag.data());
   envp.push_back(nullptr);
 
   pid_t pid = 0;
@@ -101,20 +111,109 @@ boost::system::result<std::shared_ptr<ChildProcess>, std::string> ChildProcess::
     return std::string("Cannot watch the agent process: ") + std::strerror(errno);
   }
   ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
-  std::shared_ptr<ChildProcess> child(new ChildProcess(ex, pid, pidfd, in[1], out[0], err[0], std::move(handlers)));
+  std::shared_ptr<ChildProcess> child(
+      new ChildProcess(ex, pid, pidfd, in[1], out[0], err[0], std::move(handlers), std::move(tag)));
   child->start();
   return child;
 }
 
-ChildProcess::ChildProcess(asio::any_io_executor ex, int pid, int pidfd, int in, int out, int err, Handlers h)
+ChildProcess::ChildProcess(asio::any_io_executor ex, int pid, int pidfd, int in, int out, int err, Handlers h,
+                           std::string tag)
     : ex_(ex), pid_(pid), pidfd_(ex, pidfd), in_(ex, in), out_(ex, out), err_(ex, err), handlers_(std::move(h)),
-      kill_timer_(ex) {}
+      tag_(std::move(tag)), kill_timer_(ex), drain_timer_(ex) {}
 
 ChildProcess::~ChildProcess() {
   if (!exit_code_) {
     ::kill(-pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
+    kill_leftovers();
   }
+}
+
+namespace {
+
+unsigned long inode_of(const asio::posix::stream_descriptor& fd) {
+  struct stat st{};
+  if (!fd.is_open() || ::fstat(const_cast<asio::posix::stream_descriptor&>(fd).native_handle(), &st) != 0) return 0;
+  return static_cast<unsigned long>(st.st_ino);
+}
+
+// Whether a NUL-separated environment block holds `entry` as one whole item.
+bool environ_holds(const std::string& block, const std::string& entry) {
+  for (std::size_t at = block.find(entry); at != std::string::npos; at = block.find(entry, at + 1)) {
+    const bool starts = at == 0 || block[at - 1] == '\0';
+    const std::size_t end = at + entry.size();
+    if (starts && (end == block.size() || block[end] == '\0')) return true;
+  }
+  return false;
+}
+
+bool holds_pipe(const std::string& pid, const std::vector<unsigned long>& inodes) {
+  const std::string dir = "/proc/" + pid + "/fd";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return false;
+  bool found = false;
+  char target[64];
+  while (auto* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string link = dir + "/" + e->d_name;
+    const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+    if (n <= 0) continue;
+    std::string_view t(target, static_cast<std::size_t>(n));
+    if (!t.starts_with("pipe:[")) continue;
+    unsigned long ino = 0;
+    std::from_chars(t.data() + 6, t.data() + t.size(), ino);
+    for (auto want : inodes) found = found || (want != 0 && ino == want);
+    if (found) break;
+  }
+  ::closedir(d);
+  return found;
+}
+
+}  // namespace
+
+int kill_processes_holding(const std::string& tag_entry, const std::vector<unsigned long>& pipe_inodes) {
+  int signalled = 0;
+  const std::string self = std::to_string(::getpid());
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return 0;
+  while (auto* e = ::readdir(proc)) {
+    std::string pid = e->d_name;
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid == self) continue;
+    bool ours = false;
+    if (!tag_entry.empty()) {
+      // Only our own processes' environments are readable; others fail to open and are skipped.
+      std::ifstream f("/proc/" + pid + "/environ", std::ios::binary);
+      std::string block((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      ours = environ_holds(block, tag_entry);
+    }
+    if (!ours && !pipe_inodes.empty()) ours = holds_pipe(pid, pipe_inodes);
+    int n = 0;
+    std::from_chars(pid.data(), pid.data() + pid.size(), n);
+    if (ours && n > 1 && ::kill(n, SIGKILL) == 0) ++signalled;
+  }
+  ::closedir(proc);
+  return signalled;
+}
+
+// A child that double-forked and called setsid left its process group, so the group kill missed
+// it; it still carries the tag. A fork racing the scan can appear after it, so scan again until a
+// pass finds nobody (bounded: a fork bomb must not hold the io thread).
+void ChildProcess::kill_leftovers() {
+  for (int pass = 0; pass < 4 && kill_processes_holding(tag_, {}) > 0; ++pass) {
+  }
+}
+
+// Our read ends of the child's output: closed once what it wrote had time to arrive. Whoever still
+// holds the write ends outlived the child (it cleared the tag from its environment): it is killed,
+// and our ends close anyway, so no pipe descriptor of ours outlives the child by more than the drain.
+void ChildProcess::close_output() {
+  std::vector<unsigned long> inodes{inode_of(out_), inode_of(err_)};
+  std::erase(inodes, 0UL);
+  if (!inodes.empty()) kill_processes_holding({}, inodes);
+  boost::system::error_code ignored;
+  out_.close(ignored);
+  err_.close(ignored);
 }
 
 void ChildProcess::start() {
@@ -131,9 +230,12 @@ asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& f
   for (;;) {
     auto [ec, n] = co_await fd.async_read_some(asio::buffer(chunk), asio::as_tuple(asio::use_awaitable));
     if (ec) break;
+    // Only the new bytes can hold a newline: rescanning the whole buffer on every read made a long
+    // line cost quadratic time.
+    const std::size_t scanned = buffer.size();
     buffer.append(chunk, n);
     std::size_t start = 0;
-    for (auto nl = buffer.find('\n', start); nl != std::string::npos; nl = buffer.find('\n', start)) {
+    for (auto nl = buffer.find('\n', scanned); nl != std::string::npos; nl = buffer.find('\n', start)) {
       std::string line = buffer.substr(start, nl - start);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       start = nl + 1;
@@ -142,7 +244,12 @@ asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& f
     }
     buffer.erase(0, start);
     if (buffer.size() > kMaxLineBytes) {
-      kill_group();  // a line that never ends: the peer is broken
+      // A line that never ends: the peer is broken. Say why before the exit is reported.
+      if (handlers_.on_fault && !exit_code_)
+        handlers_.on_fault("more than " + std::to_string(kMaxLineBytes >> 20) + " MB without a line break on its " +
+                           (is_stdout ? "output" : "error output"));
+      buffer.clear();
+      kill_group();
       break;
     }
   }
@@ -162,11 +269,15 @@ asio::awaitable<void> ChildProcess::wait_exit() {
   ::kill(-pid_, SIGKILL);
   int status = 0;
   ::waitpid(pid_, &status, 0);
-  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  term_signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + term_signal_;
   kill_timer_.cancel();
   boost::system::error_code ignored;
   pidfd_.close(ignored);
   close_stdin();
+  kill_leftovers();
+  drain_timer_.expires_after(kDrainAfterExit);
+  drain_timer_.async_wait([self](boost::system::error_code) { self->close_output(); });
   if (handlers_.on_exit) handlers_.on_exit(*exit_code_);
 }
 

@@ -2,6 +2,10 @@
 // Spawned with a fixed argument list (never a shell), in a given folder, with a given environment;
 // every descriptor of ours is close-on-exec so the child inherits only its three pipes.
 // Exit is observed through a pidfd, so there are no zombies and no SIGCHLD handler.
+// When the child exits, nothing it started outlives it: its process group is killed, then any
+// process carrying its tag (kChildTagVariable, inherited through fork and setsid, so a daemon that
+// left the group still has it) and anyone still holding its output pipes; our read ends close
+// after a short drain even if some holder escaped both nets, so a descriptor never stays open.
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -30,6 +34,10 @@ struct SpawnSpec {
 inline constexpr std::size_t kMaxLineBytes = 32 * 1024 * 1024;
 // Bytes queued for the child's stdin before writes are refused.
 inline constexpr std::size_t kMaxPendingStdin = 64 * 1024 * 1024;
+// Set in every child's environment to a value unique to that child; see kill_leftovers.
+inline constexpr const char* kChildTagVariable = "ENGINE_CHILD_TAG";
+// After the child exits, how long what it wrote may still be read before our ends of its pipes close.
+inline constexpr std::chrono::milliseconds kDrainAfterExit{1000};
 
 class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
  public:
@@ -37,6 +45,8 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
     std::function<void(std::string line)> on_stdout_line;
     std::function<void(std::string line)> on_stderr_line;
     std::function<void(int exit_code)> on_exit;  // 128+signal when killed by a signal
+    // The child broke a limit (a line longer than kMaxLineBytes); called once, just before it is killed.
+    std::function<void(std::string what)> on_fault;
   };
 
   // The error is a plain sentence ("'gemini' was not found on PATH").
@@ -54,10 +64,15 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
 
   int pid() const { return pid_; }
   bool exited() const { return exit_code_.has_value(); }
+  // The signal that ended the child, 0 when it exited by itself (or still runs).
+  int term_signal() const { return term_signal_; }
 
  private:
-  ChildProcess(boost::asio::any_io_executor ex, int pid, int pidfd, int in, int out, int err, Handlers h);
+  ChildProcess(boost::asio::any_io_executor ex, int pid, int pidfd, int in, int out, int err, Handlers h,
+               std::string tag);
   void start();
+  void kill_leftovers();
+  void close_output();
   boost::asio::awaitable<void> read_lines(boost::asio::posix::stream_descriptor& fd, bool is_stdout);
   boost::asio::awaitable<void> write_loop();
   boost::asio::awaitable<void> wait_exit();
@@ -71,10 +86,18 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   bool writing_ = false;
   bool stdin_closed_ = false;
   std::optional<int> exit_code_;
+  int term_signal_ = 0;
+  std::string tag_;  // "ENGINE_CHILD_TAG=<value>", as it appears in the child's environment
   boost::asio::steady_timer kill_timer_;
+  boost::asio::steady_timer drain_timer_;
 };
 
 // PATH lookup like execvp's; nullopt when not found or not executable.
 std::optional<std::string> find_in_path(const std::string& name);
+
+// SIGKILLs every process of ours (other than this one) whose environment holds `tag_entry`
+// ("NAME=value") or that holds one of `pipe_inodes` open. Returns how many it signalled.
+// Reads /proc; a few milliseconds on a desktop, done only when a child has exited.
+int kill_processes_holding(const std::string& tag_entry, const std::vector<unsigned long>& pipe_inodes);
 
 }  // namespace leuria::transport

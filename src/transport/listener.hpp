@@ -29,11 +29,11 @@ class Slot {
   Slot(const Slot&) = delete;
   ~Slot();
 
-  // The connection is waiting for a request (idle keep-alive, or a header still arriving): what a
-  // slowloris holds. At the cap, the connection that has waited longest is closed with `close` so
-  // that a new one can be served.
+  // The connection is waiting on its peer (idle keep-alive, or a head or body still arriving): what a
+  // slowloris or a slow body holds. At the cap, the connection that has waited longest is closed with
+  // `close` so that a new one can be served.
   void waiting(std::function<void()> close);
-  // A request is being read or handled: the connection keeps its slot.
+  // A request is being handled or answered: the connection keeps its slot.
   void busy();
   // It was closed to make room: stop at once.
   bool reclaimed() const { return reclaimed_; }

@@ -237,13 +237,16 @@ describe('connection cap', { timeout: 30000 }, () => {
   const CAP = 20;
 
   it('every slot busy with a request: a new connection is closed at once, then served as soon as slots free', async () => {
-    const eng = await startEngine({ timings: { maxConnections: CAP } });
-    // Slow bodies keep their slot: a request is under way.
+    const eng = await startEngine({ timings: { maxConnections: CAP, claimWaitMs: 4000 } });
+    // Claims long-poll (up to claimWaitMs): their request is being answered, so they keep their slot.
+    // (A body still arriving does not: see 'slow bodies at the cap'.)
     const busy = [];
     for (let i = 0; i < CAP; i++) {
       const c = connect(eng);
       await c.ready;
-      c.sock.write(`POST /connect/claim HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nContent-Length: 100\r\n\r\n{`);
+      const body = JSON.stringify({ nonce: `cap-nonce-${i}-0123456789abcdef` });
+      c.sock.write(`POST /connect/claim HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nOrigin: https://cap${i}.example\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
       busy.push(c);
     }
     await sleep(200);
@@ -251,8 +254,10 @@ describe('connection cap', { timeout: 30000 }, () => {
     assert.ok(extra.closed && !extra.timedOut, 'closed at once');
     assert.equal(extra.text, '', 'without an answer');
     assert.ok(busy.every((c) => !c.closed), 'the busy connections keep their slots');
-    for (const c of busy.slice(0, 5)) c.sock.destroy();
-    await sleep(200);
+    // Once answered, a kept-alive connection waits for its next request: its slot can be taken.
+    const t0 = Date.now();
+    while (busy.some((c) => countAnswers(c.text) === 0) && Date.now() - t0 < 10000) await sleep(100);
+    assert.ok(busy.every((c) => countAnswers(c.text) === 1), 'the claims were answered');
     const r = await local(eng, '/health', { timeoutMs: 5000 });
     assert.equal(r.status, 200);
     assert.equal(eng.stderrLines.filter((l) => l.includes('event=listener.at_cap')).length, 1, eng.stderrLines.join('\n'));
@@ -286,6 +291,29 @@ describe('connection cap', { timeout: 30000 }, () => {
     await sleep(300);
     assert.equal(countAnswers(kept.text), 2, 'the kept-alive client is still served');
     [...idle, kept].forEach((c) => c.sock.destroy());
+    await eng.stop();
+  });
+});
+
+describe('slow bodies at the cap', { timeout: 30000 }, () => {
+  it('a body still arriving holds its slot only until a new connection needs it: the oldest is closed, unanswered', async () => {
+    const CAP = 20;
+    const eng = await startEngine({ timings: { maxConnections: CAP } });
+    const slow = [];
+    for (let i = 0; i < CAP; i++) {
+      const c = connect(eng);
+      await c.ready;
+      c.sock.write(`POST /connect/claim HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nContent-Length: 100\r\n\r\n{`);
+      slow.push(c);
+      await sleep(5);
+    }
+    await sleep(200);
+    const r = await local(eng, '/health', { timeoutMs: 5000 });
+    assert.equal(r.status, 200, 'a new client is served at the cap');
+    assert.ok(await within(slow[0].ended, 2000), 'the body waiting longest was closed');
+    assert.equal(slow[0].text, '', 'without an answer');
+    assert.ok(slow.slice(1).every((c) => !c.closed), 'only that one');
+    slow.forEach((c) => c.sock.destroy());
     await eng.stop();
   });
 });

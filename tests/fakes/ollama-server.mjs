@@ -22,6 +22,9 @@
 //                           embed → 400 {"error":"\"x\" does not support embeddings"}
 //   GET  /v1/models        OpenAI-style list (owned_by "library")
 //   POST /v1/embeddings    OpenAI-style embeddings (Ollama's compatibility layer)
+//   POST /v1/chat/completions  OpenAI-style chat (what the engine's model door speaks to Ollama), answered
+//                          by opts.chat(body, index) → a description as openai-server.mjs takes it
+//                          (default: text "echo: <last user message>")
 //   anything else          404 text/plain "404 page not found" (Ollama's router)
 //
 // opts:
@@ -40,6 +43,7 @@
 // Vectors are fakeVector(<the model's listed name>, <input text>, dims), so a test can recompute them.
 import crypto from "node:crypto";
 import { startServer, sendJson } from "./http-util.mjs";
+import { answerChat, lastUserMessage } from "./openai-server.mjs";
 
 export const DEFAULT_OLLAMA_MODELS = [
   { name: "llama3.2:latest", family: "llama", capabilities: ["completion", "tools"] },
@@ -143,6 +147,7 @@ export async function startOllamaServer(opts = {}) {
     return models.find((m) => m.name === full);
   };
   const state = { embedMode: opts.embed ?? "ok", listMode: opts.list ?? "ok" };
+  let chatIndex = 0;
 
   const srv = await startServer(async (req, res, entry) => {
     const route = `${req.method} ${entry.path}`;
@@ -208,6 +213,11 @@ export async function startOllamaServer(opts = {}) {
         });
       }
       return sendJson(res, 200, { model: body.model, embeddings: vectors, total_duration: 14143917, load_duration: 1019500, prompt_eval_count: tokens });
+    }
+
+    if (route === "POST /v1/chat/completions" && entry.body) {
+      const index = chatIndex++;
+      return answerChat(res, entry.body, (await opts.chat?.(entry.body, index)) ?? { text: `echo: ${lastUserMessage(entry.body)}` }, index);
     }
 
     res.writeHead(404, { "content-type": "text/plain" });

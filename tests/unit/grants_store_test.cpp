@@ -25,7 +25,7 @@ TEST(GrantsStore, IssueStoresOnlyTheHashPrivately) {
   core::GrantBook book(f.file, 60s);
   core::Needs needs;
   needs.tools = true;
-  std::string token = book.issue("https://shop.example", "Shop", needs);
+  std::string token = *book.issue("https://shop.example", "Shop", needs);
   EXPECT_EQ(token.size(), 43u);
 
   std::string text = f.home.read("grants.json");
@@ -54,7 +54,7 @@ TEST(GrantsStore, PairingAgainReplacesTheTokenAndKeepsTheSitesAi) {
   core::GrantBook book(f.file, 60s);
   std::vector<std::string> ended;
   book.on_revoked([&](const std::string& o) { ended.push_back(o); });
-  std::string token = book.issue("https://shop.example", std::nullopt, {});
+  std::string token = *book.issue("https://shop.example", std::nullopt, {});
   auto g = json::parse(f.home.read("grants.json")).at("grants").at(0).as_object();
   EXPECT_EQ(g.at("agent"), "gemini");
   EXPECT_EQ(g.at("model"), "pro");
@@ -68,8 +68,8 @@ TEST(GrantsStore, PairingAgainReplacesTheTokenAndKeepsTheSitesAi) {
 TEST(GrantsStore, RevokeAndReloadSeeOtherWriters) {
   Fixture f;
   core::GrantBook book(f.file, 60s);
-  std::string token = book.issue("https://a.example", std::nullopt, {});
-  book.issue("https://b.example", std::nullopt, {});
+  std::string token = *book.issue("https://a.example", std::nullopt, {});
+  ASSERT_TRUE(book.issue("https://b.example", std::nullopt, {}));
   std::vector<std::string> ended;
   book.on_revoked([&](const std::string& o) { ended.push_back(o); });
 
@@ -81,8 +81,8 @@ TEST(GrantsStore, RevokeAndReloadSeeOtherWriters) {
   EXPECT_FALSE(book.token_valid("https://a.example", token));
   EXPECT_EQ(ended, std::vector<std::string>{"https://a.example"});
   EXPECT_TRUE(book.has_grant("https://b.example"));
-  EXPECT_TRUE(book.revoke("https://b.example"));
-  EXPECT_FALSE(book.revoke("https://b.example"));
+  EXPECT_TRUE(*book.revoke("https://b.example"));
+  EXPECT_FALSE(*book.revoke("https://b.example"));
   EXPECT_TRUE(book.list().empty());
 }
 
@@ -108,7 +108,7 @@ TEST(GrantsStore, UnusableEntriesAreKeptInTheFile) {
   f.home.write("grants.json", R"({"grants":[{"origin":"file://x"},{"note":"mine"}]})");
   core::GrantBook book(f.file, 60s);
   EXPECT_TRUE(book.list().empty());
-  book.issue("https://a.example", std::nullopt, {});
+  ASSERT_TRUE(book.issue("https://a.example", std::nullopt, {}));
   auto grants = json::parse(f.home.read("grants.json")).at("grants").as_array();
   EXPECT_EQ(grants.size(), 3u);
 }
@@ -116,7 +116,7 @@ TEST(GrantsStore, UnusableEntriesAreKeptInTheFile) {
 TEST(GrantsStore, LastUsedIsWrittenAtMostOncePerInterval) {
   Fixture f;
   core::GrantBook book(f.file, 1h);
-  std::string token = book.issue("https://a.example", std::nullopt, {});
+  std::string token = *book.issue("https://a.example", std::nullopt, {});
   EXPECT_TRUE(book.token_valid("https://a.example", token));
   auto first = json::parse(f.home.read("grants.json")).at("grants").at(0).at("lastUsedAt");
   struct stat before{};
@@ -136,7 +136,7 @@ TEST(GrantsStore, TopLevelFieldsAndModesAreKept) {
   struct stat st{};
   ::stat((f.home.dir / "grants.json").c_str(), &st);
   EXPECT_EQ(st.st_mode & 0777, 0600u);  // made private on the first read
-  book.issue("https://a.example", std::nullopt, {});
+  ASSERT_TRUE(book.issue("https://a.example", std::nullopt, {}));
   auto root = json::parse(f.home.read("grants.json")).as_object();
   EXPECT_EQ(root.at("version"), 3);
   EXPECT_EQ(root.at("other"), true);
@@ -159,7 +159,7 @@ TEST(GrantsStore, DuplicateOriginsCollapseToTheFirst) {
   core::GrantBook book(f.file, 60s);
   ASSERT_EQ(book.list().size(), 1u);
   EXPECT_EQ(book.find("https://a.example")->token_hash, a);
-  std::string token = book.issue("https://a.example", std::nullopt, {});
+  std::string token = *book.issue("https://a.example", std::nullopt, {});
   EXPECT_TRUE(book.token_valid("https://a.example", token));
   auto grants = json::parse(f.home.read("grants.json")).at("grants").as_array();
   ASSERT_EQ(grants.size(), 1u);
@@ -169,7 +169,7 @@ TEST(GrantsStore, DuplicateOriginsCollapseToTheFirst) {
 TEST(GrantsStore, ASitesOwnAiChangeEndsItsSessions) {
   Fixture f;
   core::GrantBook book(f.file, 60s);
-  book.issue("https://a.example", std::nullopt, {});
+  ASSERT_TRUE(book.issue("https://a.example", std::nullopt, {}));
   std::vector<std::string> ended;
   book.on_revoked([&](const std::string& o) { ended.push_back(o); });
   store::GrantsFile other(f.home.dir, [](const std::string&) {});

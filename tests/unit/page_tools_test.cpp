@@ -100,6 +100,7 @@ TEST(WebMcpCodec, RegisterAcceptsTheBlobOrTheInnerToken) {
   EXPECT_EQ(*web::parse_register(R"({"type":"register","token":")" + blob + "\"}"), "inner-secret");
   EXPECT_EQ(*web::parse_register(R"({"type":"register","token":"inner-secret"})"), "inner-secret");
   EXPECT_EQ(web::parse_register("{oops").error().message, "Invalid JSON");
+  EXPECT_EQ(web::parse_register(R"({"type":"register","token":"a","token":"b"})").error().message, "Invalid JSON");
   EXPECT_EQ(web::parse_register(R"({"type":"hello"})").error().message, "Expected register message");
 }
 

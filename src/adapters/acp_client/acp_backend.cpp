@@ -1,10 +1,13 @@
 #include "adapters/acp_client/acp_backend.hpp"
 
+#include <signal.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include <boost/json.hpp>
 
 #include "adapters/acp_client/codec.hpp"
+#include "core/plain_text.hpp"
 
 namespace leuria::acp_client {
 
@@ -24,7 +27,7 @@ std::vector<std::string> agent_environment(char** env) {
 AcpBackend::AcpBackend(asio::any_io_executor ex, core::AgentDef agent, std::optional<std::string> model,
                        AcpOptions options, core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools)
     : ex_(std::move(ex)), agent_(std::move(agent)), model_(std::move(model)), options_(std::move(options)),
-      sink_(sink), tools_(std::move(tools)) {}
+      sink_(sink), tools_(std::move(tools)), cancel_timer_(ex_) {}
 
 AcpBackend::~AcpBackend() {
   if (child_ && !child_->exited()) child_->kill_group();
@@ -72,10 +75,13 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
     if (auto b = weak.lock(); b && b->rpc_) b->rpc_->receive(line);
   };
   h.on_stderr_line = [weak](std::string line) {
-    if (auto b = weak.lock(); b && !b->shut_down_) b->sink_.on_log(line.substr(0, 4096));
+    if (auto b = weak.lock(); b && !b->shut_down_) b->sink_.on_log(core::valid_utf8(line, 4096));
   };
   h.on_exit = [weak](int code) {
     if (auto b = weak.lock()) b->on_exit(code);
+  };
+  h.on_fault = [weak](std::string what) {
+    if (auto b = weak.lock()) b->fail(b->agent_.name + " sent " + what + ", so it was stopped.");
   };
   auto child = transport::ChildProcess::spawn(ex_, spec, std::move(h));
   if (!child) {
@@ -96,7 +102,13 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
     if (auto b = weak.lock()) b->on_notification(method, params);
   });
   rpc_->on_protocol_error([weak](std::string what) {
-    if (auto b = weak.lock(); b && !b->shut_down_) b->sink_.on_log("[leuria] ignored output: " + what);
+    // The line is the agent's bytes: shown as valid UTF-8 whatever they were.
+    if (auto b = weak.lock(); b && !b->shut_down_)
+      b->sink_.on_log("[leuria] ignored output: " + core::valid_utf8(what, 300));
+  });
+  rpc_->on_broken([weak](std::string what) {
+    if (auto b = weak.lock())
+      b->fail(b->agent_.name + " lost track of the conversation (" + what + "), so it was stopped.");
   });
 
   auto init = co_await rpc_->call("initialize", initialize_params(options_.engine_version));
@@ -149,7 +161,10 @@ asio::awaitable<core::TurnOutcome> AcpBackend::prompt(std::vector<core::PromptBl
     blocks.front().text = "<system>\n" + *config_.system_prompt + "\n</system>\n\n" + blocks.front().text;
     system_prompt_sent_ = true;
   }
+  in_turn_ = true;
   auto r = co_await rpc_->call("session/prompt", prompt_params(session_, blocks));
+  in_turn_ = false;
+  cancel_timer_.cancel();
   if (shut_down_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
   if (!r) {
     if (cancelling_) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
@@ -162,8 +177,25 @@ asio::awaitable<core::TurnOutcome> AcpBackend::prompt(std::vector<core::PromptBl
 
 void AcpBackend::cancel_turn() {
   if (!rpc_ || session_.empty()) return;
+  const bool first = !cancelling_;
   cancelling_ = true;
   rpc_->notify("session/cancel", cancel_params(session_));
+  if (!first || !in_turn_) return;
+  cancel_timer_.expires_after(options_.cancel_grace);
+  cancel_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    auto b = weak.lock();
+    if (ec || !b || !b->in_turn_) return;
+    const auto s = std::chrono::duration_cast<std::chrono::seconds>(b->options_.cancel_grace).count();
+    b->fail(b->agent_.name + " did not stop its turn within " + std::to_string(s) +
+            " s of being asked to, so it was stopped.");
+  });
+}
+
+void AcpBackend::fail(std::string why) {
+  if (shut_down_) return;
+  sink_.on_log("[leuria] " + why);
+  sink_.on_failed(std::move(why));  // the session ends, which shuts us down and stops the agent
+  shutdown();                       // in case it didn't
 }
 
 asio::awaitable<rpc::Result> AcpBackend::on_request(std::string method, json::value params) {
@@ -205,7 +237,15 @@ void AcpBackend::on_notification(const std::string& method, const json::value& p
 }
 
 void AcpBackend::on_exit(int code) {
-  if (!shut_down_) sink_.on_exit(code);
+  if (!shut_down_ && child_ && child_->term_signal() != 0) {
+    // Killed by a signal nobody here sent (a crash, the OOM killer): "code 137" means nothing to a person.
+    const int sig = child_->term_signal();
+    const char* abbrev = ::sigabbrev_np(sig);
+    sink_.on_failed(agent_.name + " stopped unexpectedly (killed by signal " +
+                    (abbrev ? "SIG" + std::string(abbrev) : std::to_string(sig)) + ").");
+  } else if (!shut_down_) {
+    sink_.on_exit(code);
+  }
   if (rpc_) rpc_->close(agent_.name + " exited");
   remove_folder();
 }

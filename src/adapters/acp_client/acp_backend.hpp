@@ -21,6 +21,9 @@ struct AcpOptions {
   std::filesystem::path temp_root;    // where leuria-<session> folders are made
   std::vector<std::string> base_env;  // the engine's environment, secrets already removed
   std::chrono::milliseconds kill_grace{3000};
+  // How long a turn may go on after the page cancelled it: ACP says the agent answers the prompt
+  // with "cancelled"; one that doesn't is stopped and the session fails, so nobody waits forever.
+  std::chrono::milliseconds cancel_grace{10000};
 };
 
 class AcpBackend final : public core::AgentBackend, public std::enable_shared_from_this<AcpBackend> {
@@ -39,6 +42,9 @@ class AcpBackend final : public core::AgentBackend, public std::enable_shared_fr
   boost::asio::awaitable<rpc::Result> on_request(std::string method, boost::json::value params);
   void on_notification(const std::string& method, const boost::json::value& params);
   void on_exit(int code);
+  // The agent broke the protocol or a limit: the session fails with `why` (a plain sentence), which
+  // stops the agent.
+  void fail(std::string why);
   void remove_folder();
   std::string describe(const rpc::RpcError& e) const;
 
@@ -55,6 +61,8 @@ class AcpBackend final : public core::AgentBackend, public std::enable_shared_fr
   std::string session_;
   bool images_ = false;
   bool cancelling_ = false;
+  bool in_turn_ = false;
+  boost::asio::steady_timer cancel_timer_;
   bool shut_down_ = false;
   bool system_prompt_sent_ = false;
   std::map<std::string, std::string> tool_names_;  // toolCallId → the tool's name, for permissions

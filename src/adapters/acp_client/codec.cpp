@@ -37,7 +37,10 @@ std::optional<AgentInfo> parse_initialize(const json::value& r) {
   auto* pv = field(r, "protocolVersion");
   if (!pv || !pv->is_number()) return std::nullopt;
   AgentInfo info;
-  info.protocol_version = pv->to_number<int>();
+  // Non-throwing: 1.5 or 1e12 is an answer that isn't ACP, not an exception out of the agent's start.
+  boost::system::error_code ec;
+  info.protocol_version = pv->to_number<int>(ec);
+  if (ec) return std::nullopt;
   if (auto* caps = field(r, "agentCapabilities")) {
     if (auto* pc = field(*caps, "promptCapabilities"))
       if (auto* img = field(*pc, "image"); img && img->is_bool()) info.images = img->as_bool();

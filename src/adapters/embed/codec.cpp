@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "json/read.hpp"
+
 namespace leuria::embed {
 
 namespace json = boost::json;
@@ -9,10 +11,9 @@ namespace json = boost::json;
 namespace {
 
 std::optional<json::value> parse(const std::string& body) {
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec) return std::nullopt;
-  return v;
+  auto v = jsonio::read(body);
+  if (!v) return std::nullopt;
+  return std::move(*v);
 }
 
 const json::array* array_at(const json::value& v, std::string_view key) {
@@ -144,7 +145,8 @@ boost::system::result<Vectors, std::string> parse_openai_embeddings(const std::s
     std::size_t at = i;
     if (auto* idx = o.if_contains("index")) {
       if (!idx->is_int64() && !idx->is_uint64()) return std::string("an embedding has a bad index");
-      auto n = idx->to_number<std::int64_t>();
+      // An index past 2^63 arrives as uint64; it is out of range either way, without a throw.
+      const std::int64_t n = idx->is_int64() ? idx->get_int64() : -1;
       if (n < 0 || static_cast<std::size_t>(n) >= out.size()) return std::string("an embedding has a bad index");
       at = static_cast<std::size_t>(n);
     }

@@ -2,6 +2,9 @@
 
 #include <boost/json.hpp>
 
+#include "core/plain_text.hpp"
+#include "json/read.hpp"
+
 namespace leuria::llm {
 
 namespace json = boost::json;
@@ -53,9 +56,8 @@ std::string request_body(const std::string& model, const json::array& messages,
   if (!tools.empty()) {
     json::array list;
     for (auto& t : tools) {
-      boost::system::error_code ec;
-      json::value schema = json::parse(t.input_schema_json, ec);
-      if (ec || !schema.is_object()) schema = json::object{{"type", "object"}, {"properties", json::object{}}};
+      json::value schema = json::object{{"type", "object"}, {"properties", json::object{}}};
+      if (auto declared = jsonio::read_object(t.input_schema_json)) schema = std::move(*declared);
       list.push_back(json::object{
           {"type", "function"},
           {"function", json::object{{"name", t.name}, {"description", t.description}, {"parameters", schema}}}});
@@ -81,11 +83,10 @@ Line parse_stream_line(std::string_view line) {
     out.done = true;
     return out;
   }
-  boost::system::error_code ec;
-  json::value v = json::parse(line, ec);
-  if (ec || !v.is_object()) return out;
+  auto v = jsonio::read_object(line);
+  if (!v) return out;
   Delta d;
-  const auto& o = v.as_object();
+  const auto& o = *v;
   if (auto* err = o.if_contains("error")) {
     d.error = err->is_object() ? text_of(err->as_object().if_contains("message")) : text_of(err);
     if (d.error->empty()) d.error = "The model server reported an error";
@@ -112,7 +113,11 @@ Line parse_stream_line(std::string_view line) {
         if (!tc.is_object()) continue;
         const auto& t = tc.as_object();
         Delta::ToolCallPart part;
-        if (auto* i = t.if_contains("index"); i && i->is_number()) part.index = i->to_number<int>();
+        // to_number<int> throws on 1.5 or 1e12, and nothing here may throw: a garbage index drops the part.
+        if (auto* i = t.if_contains("index")) {
+          if (!i->is_int64() || i->as_int64() < 0 || i->as_int64() >= kMaxToolCalls) continue;
+          part.index = static_cast<int>(i->as_int64());
+        }
         if (auto* id = t.if_contains("id"); id && id->is_string()) part.id = std::string(id->as_string());
         if (auto* f = t.if_contains("function"); f && f->is_object()) {
           if (auto* n = f->as_object().if_contains("name"); n && n->is_string()) part.name = std::string(n->as_string());
@@ -128,10 +133,9 @@ Line parse_stream_line(std::string_view line) {
 
 std::vector<std::string> parse_models(const std::string& body) {
   std::vector<std::string> out;
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec || !v.is_object()) return out;
-  auto* data = v.as_object().if_contains("data");
+  auto v = jsonio::read_object(body);
+  if (!v) return out;
+  auto* data = v->if_contains("data");
   if (!data || !data->is_array()) return out;
   for (auto& m : data->as_array())
     if (m.is_object())
@@ -140,16 +144,20 @@ std::vector<std::string> parse_models(const std::string& body) {
 }
 
 std::string error_message(const std::string& body) {
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (!ec && v.is_object()) {
-    if (auto* e = v.as_object().if_contains("error")) {
+  if (auto v = jsonio::read_object(body)) {
+    if (auto* e = v->if_contains("error")) {
       if (e->is_string()) return std::string(e->as_string());
       if (e->is_object())
         if (auto* m = e->as_object().if_contains("message"); m && m->is_string()) return std::string(m->as_string());
     }
   }
-  return body.substr(0, 200);
+  // Not a model server's JSON error (a proxy's or a web server's page): its first line, as text.
+  auto start = body.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return "an empty answer";
+  if (body[start] == '<') return "a web page instead of an answer";
+  std::string_view first(body);
+  first = first.substr(start, first.find_first_of("\r\n", start) - start);
+  return core::valid_utf8(first, 200);
 }
 
 }  // namespace leuria::llm

@@ -12,6 +12,9 @@
 
 namespace leuria::llm {
 
+// Tool-call indexes a model may use in one answer (more is garbage, not a plan).
+inline constexpr int kMaxToolCalls = 128;
+
 struct ToolCall {
   std::string id;
   std::string name;

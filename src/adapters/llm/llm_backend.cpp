@@ -4,20 +4,42 @@
 
 #include "adapters/llm/codec.hpp"
 #include "core/permission.hpp"
+#include "core/plain_text.hpp"
 
 namespace leuria::llm {
 
 namespace asio = boost::asio;
 
+namespace {
+// A server that never ends a line, or never ends its answer, must not grow our memory.
+constexpr std::size_t kMaxLine = 16 * 1024 * 1024;
+constexpr std::size_t kMaxAnswer = 32 * 1024 * 1024;  // text, reasoning and tool arguments of one step
+
+// What a 2xx body that wasn't a completion stream looked like, in words (never its bytes).
+std::string what_it_sent(std::string_view head) {
+  auto start = head.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return "nothing";
+  if (head[start] == '<') return "a web page";
+  if (head[start] == '{' || head[start] == '[') return "JSON, not server-sent events";
+  return "text in another format";
+}
+}  // namespace
+
 struct LlmBackend::Step {
   std::string text;
   std::map<int, ToolCall> calls;
   std::string line_buffer;
+  std::size_t bytes = 0;      // what the answer has added to our memory so far
+  bool any_chunk = false;     // a `data:` line with a JSON chunk came
+  bool finished = false;      // a chunk had a finish_reason
+  std::string head;           // the first bytes of the body, to say what it was when it wasn't a stream
 };
 
 LlmBackend::LlmBackend(asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
-                       core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools)
-    : ex_(std::move(ex)), provider_(std::move(provider)), model_(std::move(model)), sink_(sink), tools_(std::move(tools)) {}
+                       core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools,
+                       std::chrono::milliseconds stall)
+    : ex_(std::move(ex)), provider_(std::move(provider)), model_(std::move(model)), sink_(sink),
+      tools_(std::move(tools)), stall_(stall) {}
 
 std::vector<http::Header> LlmBackend::auth_headers() const {
   std::vector<http::Header> h{{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
@@ -38,7 +60,7 @@ asio::awaitable<boost::system::result<void, std::string>> LlmBackend::start(core
   http::ClientRequest req;
   req.url = provider_.base_url + "/models";
   req.headers = auth_headers();
-  req.read_timeout = std::chrono::seconds(30);
+  req.read_timeout = std::min(std::chrono::seconds(30), std::chrono::ceil<std::chrono::seconds>(stall_));
   auto res = co_await http::fetch(ex_, req);
   if (res.status == 0)
     co_return "Could not reach " + display() + " at " + provider_.base_url + ". Is it running? (" + res.error + ")";
@@ -58,10 +80,13 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
   req.url = provider_.base_url + "/chat/completions";
   req.headers = auth_headers();
   req.body = request_body(*model_, messages_, tools_->tools(), forbid_tools);
+  req.read_timeout = std::chrono::ceil<std::chrono::seconds>(stall_);
   abort_ = std::make_shared<http::Abort>();
   std::optional<std::string> stream_error;
+  std::optional<std::string> too_big;
   bool done = false;
   auto on_data = [&](std::string_view data) {
+    if (step.head.size() < 64) step.head.append(data.substr(0, 64 - step.head.size()));
     step.line_buffer.append(data);
     std::size_t start = 0;
     for (auto nl = step.line_buffer.find('\n'); nl != std::string::npos; nl = step.line_buffer.find('\n', start)) {
@@ -72,6 +97,11 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
       if (parsed.done) done = true;
       if (!parsed.delta || shut_down_ || cancelled_) continue;
       Delta& d = *parsed.delta;
+      step.any_chunk = true;
+      step.finished = step.finished || d.finish_reason.has_value();
+      step.bytes += d.content.size() + d.reasoning.size();
+      for (auto& part : d.tool_calls) step.bytes += part.arguments.size() + part.name.value_or("").size();
+      if (step.bytes > kMaxAnswer) too_big = display() + "'s answer grew past 32 MB, so it was cut off.";
       if (d.error) stream_error = *d.error;
       if (!d.reasoning.empty()) sink_.on_thought(d.reasoning);
       if (!d.content.empty()) {
@@ -86,16 +116,27 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
       }
     }
     step.line_buffer.erase(0, start);
-    return !done && !stream_error && !cancelled_ && step.line_buffer.size() < 16 * 1024 * 1024;
+    if (step.line_buffer.size() >= kMaxLine) too_big = display() + " sent a line longer than 16 MB, so it was cut off.";
+    return !done && !stream_error && !too_big && !cancelled_;
   };
   auto res = co_await http::fetch(ex_, std::move(req), on_data, abort_);
   abort_.reset();
   if (cancelled_ || shut_down_) co_return std::nullopt;
-  if (stream_error) co_return display() + " reported an error: " + *stream_error;
+  if (stream_error) co_return display() + " reported an error: " + core::valid_utf8(*stream_error, 500);
+  if (too_big) co_return *too_big;
+  if (res.status == 0 && res.error.starts_with("No answer"))  // connected, then silence or a hang-up
+    co_return display() + " at " + provider_.base_url + " did not answer (" + res.error + ")";
   if (res.status == 0) co_return "Could not reach " + display() + " at " + provider_.base_url + " (" + res.error + ")";
   if (res.status / 100 != 2)
     co_return display() + " answered HTTP " + std::to_string(res.status) + ": " + error_message(res.body);
   if (!done && !res.complete) co_return display() + "'s answer broke off: " + res.error;
+  // A whole body that never said it was finished ([DONE] or a finish_reason) is not an answer: an
+  // HTML page sent with 200, another protocol's lines, or a stream cut at a clean boundary.
+  if (!done && !step.finished) {
+    if (step.any_chunk) co_return display() + "'s answer ended before it was finished.";
+    co_return display() + " did not answer with a stream of completions (it sent " + what_it_sent(step.head) +
+              "). Is " + provider_.base_url + " an OpenAI-compatible address?";
+  }
   co_return std::nullopt;
 }
 

@@ -14,7 +14,8 @@ namespace leuria::llm {
 class LlmBackend final : public core::AgentBackend, public std::enable_shared_from_this<LlmBackend> {
  public:
   LlmBackend(boost::asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
-             core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools);
+             core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools,
+             std::chrono::milliseconds stall = std::chrono::minutes(5));
 
   boost::asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig config) override;
   bool accepts_images() const override;
@@ -33,6 +34,8 @@ class LlmBackend final : public core::AgentBackend, public std::enable_shared_fr
   std::optional<std::string> model_;
   core::BackendSink& sink_;
   std::shared_ptr<core::ToolRegistry> tools_;
+  // The longest silence allowed from the server while it answers (LEURIA_TEST_TIMINGS modelStallMs).
+  std::chrono::milliseconds stall_;
   core::BackendConfig config_;
   boost::json::array messages_;  // the conversation so far
   std::shared_ptr<http::Abort> abort_;

@@ -3,6 +3,8 @@
 #include <array>
 #include <boost/json.hpp>
 
+#include "json/read.hpp"
+
 namespace leuria::mcp_server {
 
 namespace json = boost::json;
@@ -13,9 +15,9 @@ constexpr std::array<std::string_view, 3> kVersions{"2024-11-05", "2025-03-26", 
 
 json::value parse_or(const std::string& text, json::value fallback) {
   if (text.empty()) return fallback;
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  return ec ? fallback : v;
+  auto v = jsonio::read(text);
+  if (!v) return fallback;
+  return std::move(*v);
 }
 
 const json::value* field(const json::value& v, std::string_view k) {

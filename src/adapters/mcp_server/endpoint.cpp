@@ -10,6 +10,7 @@
 #include "adapters/mcp_server/codec.hpp"
 #include "core/host.hpp"
 #include "core/random.hpp"
+#include "json/read.hpp"
 
 namespace leuria::mcp_server {
 
@@ -133,9 +134,9 @@ asio::awaitable<http::Response> McpEndpoint::handle(http::Request& req) {
 }
 
 http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Session> session) {
-  boost::system::error_code ec;
-  json::value msg = json::parse(req.body, ec);
-  if (ec) return json_http(400, rpc_error(nullptr, -32700, "Parse error"));
+  auto parsed = jsonio::read(req.body);
+  if (!parsed) return json_http(400, rpc_error(nullptr, -32700, "Parse error: " + parsed.error().message));
+  const json::value& msg = *parsed;
   if (!msg.is_object()) return json_http(400, rpc_error(nullptr, -32600, "Send one JSON-RPC message per request"));
   const auto& o = msg.as_object();
   const json::value* method_v = o.if_contains("method");

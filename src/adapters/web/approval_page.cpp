@@ -1,6 +1,9 @@
 #include "adapters/web/approval_page.hpp"
 
+#include <cstdint>
 #include <fmt/format.h>
+
+#include "core/plain_text.hpp"
 
 namespace leuria::web {
 
@@ -19,6 +22,9 @@ std::string html_escape(std::string_view text) {
   }
   return out;
 }
+
+
+std::string visible_text(std::string_view text) { return html_escape(core::marked_text(text)); }
 
 void apply_page_headers(http::Response& r) {
   r.set("X-Frame-Options", "DENY");
@@ -54,14 +60,14 @@ std::string needs_sentence(const core::Needs& n) {
 }  // namespace
 
 std::string approval_html(const std::string& id, const core::PairingView& r, const std::string& ai_name) {
-  const std::string site = "<bdi class=\"site\">" + html_escape(r.origin) + "</bdi>";
-  const std::string app = r.app ? "<bdi class=\"app\">" + html_escape(*r.app) + "</bdi>" : std::string();
+  const std::string site = "<bdi class=\"site\">" + visible_text(r.origin) + "</bdi>";
+  const std::string app = r.app ? "<bdi class=\"app\">" + visible_text(*r.app) + "</bdi>" : std::string();
   std::string out = fmt::format(fmt::runtime(kHead), fmt::arg("title", "Leuria: connect a site?"));
   out += "<body data-request=\"" + html_escape(id) + "\"><main>\n";
   out += "<h1>Let " + site + " use your AI?</h1>\n";
   out += "<p>" + (app.empty() ? std::string("A page") : app) + " on " + site +
          " asks to connect to Leuria on this computer.</p>\n";
-  out += "<p>If you allow it, the site can start conversations with your AI (<bdi>" + html_escape(ai_name) +
+  out += "<p>If you allow it, the site can start conversations with your AI (<bdi>" + visible_text(ai_name) +
          "</bdi>) and offer it the site's own tools. It can't read your files or see your other sites. "
          "You can disconnect it at any time with <code>leuria sites revoke</code>.</p>\n";
   out += needs_sentence(r.needs);
@@ -105,6 +111,10 @@ constexpr std::string_view kScript = R"JS('use strict';
     }).then(function (r) {
       if (r.ok) return r.json().then(function (j) { show(j.decision); });
       if (r.status === 410) return finish('This request was already answered or has expired.');
+      if (r.status === 503) return r.json().then(function (j) {
+        status.textContent = j.error;  // not saved: nothing changed, so the visitor may answer again
+        buttons.forEach(function (b) { b.disabled = false; });
+      });
       finish('Something went wrong. Start again from the site.');
     }).catch(function () { finish('Leuria stopped running. Start it again, then retry from the site.'); });
   }

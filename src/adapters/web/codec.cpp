@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "json/read.hpp"
+
 namespace leuria::web {
 
 namespace json = boost::json;
@@ -24,10 +26,10 @@ http::Response silent_response() {
 boost::system::result<json::object, http::Response> parse_body(const http::Request& req) {
   auto first = req.body.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return json::object{};
-  boost::system::error_code ec;
-  json::value v = json::parse(req.body, ec);
-  if (ec || !v.is_object()) return error_response(400, "Invalid JSON body");
-  return std::move(v.as_object());
+  // The spec fixes the words; the reason (depth, a repeated key, UTF-8) stays out of the answer.
+  auto body = jsonio::read_object(req.body);
+  if (!body) return error_response(400, "Invalid JSON body");
+  return std::move(*body);
 }
 
 namespace {
@@ -219,6 +221,11 @@ http::Response pairing_error(core::PairingError e) {
     case E::unknown: return error_response(404, "Unknown pairing request");
     case E::expired: return error_response(410, "The pairing request expired before the visitor decided");
     case E::already_decided: return error_response(410, "The pairing request was already decided");
+    case E::not_saved:
+      return error_response(503,
+                            "Leuria could not save this connection to disk, so the site is not connected. Check that "
+                            "the disk has free space, then try again.",
+                            "not_saved");
   }
   return error_response(500, "Unexpected engine error");
 }

@@ -43,7 +43,12 @@ http::Response admin(WebContext& ctx, const http::Request& req, const core::Call
     auto allow = parse_allow(*body);
     if (!allow) return error_response(400, "allow must be true or false");
     auto decided = ctx.pairing.decide(p.substr(kPairing.size()), *allow);
-    if (!decided) return pairing_error(decided.error());
+    if (!decided) {
+      if (decided.error() == core::PairingError::not_saved)
+        spdlog::error("event=grant.save_failed by=admin error=\"{}\"", ctx.grants.last_save_error());
+      return pairing_error(decided.error());
+    }
+    if (*allow) spdlog::info("event=grant.saved origin={} by=admin", decided->origin);
     json::object o;
     o["ok"] = true;
     return json_response(200, o);
@@ -52,10 +57,18 @@ http::Response admin(WebContext& ctx, const http::Request& req, const core::Call
     auto raw = http::query_param(req.query, "origin");
     auto origin = raw ? core::normalize_web_origin(*raw) : std::nullopt;
     if (!origin) return error_response(400, "origin must be an http: or https: origin");
-    bool removed = ctx.grants.revoke(*origin);
-    if (removed) spdlog::info("event=grant.revoked origin={} by=admin", *origin);
+    auto removed = ctx.grants.revoke(*origin);
+    if (!removed) {
+      // Nothing is acknowledged that isn't on disk: the site stays connected, and the app says so.
+      spdlog::error("event=grant.save_failed origin={} by=admin error=\"{}\"", *origin, removed.error());
+      return error_response(503,
+                            "Leuria could not save the change to disk, so the site is still connected. Check that "
+                            "the disk has free space, then try again.",
+                            "not_saved");
+    }
+    if (*removed) spdlog::info("event=grant.revoked origin={} by=admin", *origin);
     json::object o;
-    o["removed"] = removed;
+    o["removed"] = *removed;
     return json_response(200, o);
   }
   return error_response(404, "Not found");

@@ -86,7 +86,12 @@ http::Response connect_decide(WebContext& ctx, const http::Request& req, const s
   auto allow = parse_allow(*body);
   if (!allow) return error_response(400, "allow must be true or false");
   auto decided = ctx.pairing.decide(id, *allow);
-  if (!decided) return pairing_error(decided.error());
+  if (!decided) {
+    if (decided.error() == core::PairingError::not_saved)
+      spdlog::error("event=grant.save_failed by=approval_page error=\"{}\"", ctx.grants.last_save_error());
+    return pairing_error(decided.error());
+  }
+  if (*allow) spdlog::info("event=grant.saved origin={} by=approval_page", decided->origin);
   boost::json::object o;
   o["decision"] = *allow ? "allowed" : "denied";
   o["origin"] = decided->origin;

@@ -13,11 +13,14 @@ namespace asio = boost::asio;
 
 void PageSocketLink::enqueue(std::string text) {
   if (closing_) return;
-  if (out_.size() >= kMaxQueuedMessages) {
-    spdlog::info("event=webmcp.overflow note=\"the page stopped reading; channel closed\"");
+  // One message may always wait, however large: a call's arguments come from the AI.
+  if (out_.size() >= kMaxQueuedMessages || (!out_.empty() && out_bytes_ + text.size() > kMaxQueuedBytes)) {
+    spdlog::info("event=webmcp.overflow messages={} bytes={} note=\"the page stopped reading; channel closed\"",
+                 out_.size(), out_bytes_);
     close();
     return;
   }
+  out_bytes_ += text.size();
   out_.push_back(std::move(text));
   wake_.cancel();
 }
@@ -36,13 +39,14 @@ asio::awaitable<void> PageSocketLink::write_loop(http::WebSocket& ws) {
       wake_.expires_at(next_ping);
       co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
       if (std::chrono::steady_clock::now() >= next_ping && !closing_) {
-        out_.push_back(encode_ping());
+        enqueue(encode_ping());
         next_ping = std::chrono::steady_clock::now() + ping_every_;
       }
       continue;
     }
     std::string text = std::move(out_.front());
     out_.pop_front();
+    out_bytes_ -= text.size();
     if (!co_await ws.write(std::move(text))) closing_ = true;
   }
   co_await ws.close();  // also ends the reader
@@ -51,6 +55,13 @@ asio::awaitable<void> PageSocketLink::write_loop(http::WebSocket& ws) {
 void PageSocketLink::handle(const std::string& text, core::Session& session) {
   core::PageTools& tools = session.page_tools();
   PageMessage message = parse_page_message(text);
+  const bool declaration = std::holds_alternative<RegisterTool>(message) ||
+                           std::holds_alternative<RegisterResource>(message) ||
+                           std::holds_alternative<RegisterPrompt>(message);
+  if (declaration && text.size() > kMaxDeclarationBytes) {
+    enqueue(encode_error("Declaration too large: at most " + std::to_string(kMaxDeclarationBytes / 1024) + " KB"));
+    return;
+  }
   std::visit(
       [&](auto& m) {
         using T = std::decay_t<decltype(m)>;

@@ -1,7 +1,9 @@
 // The page's end of a session's tool channel over a WebSocket: the engine's messages go out
-// through a bounded queue with one write in flight (a page that stops reading for
-// kMaxQueuedMessages messages is disconnected); pings every ping interval; the page's messages
-// are applied to the session's PageTools.
+// through a bounded queue with one write in flight (a page that stops reading while
+// kMaxQueuedMessages messages, or kMaxQueuedBytes, wait is disconnected: acks echo what the page
+// sent, so a count alone would let a page make the engine hold a thousand copies of its largest
+// message); pings every ping interval; the page's messages are applied to the session's PageTools,
+// a declaration only up to kMaxDeclarationBytes (the session keeps it for its life).
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -16,6 +18,8 @@
 namespace leuria::web {
 
 inline constexpr std::size_t kMaxQueuedMessages = 1024;
+inline constexpr std::size_t kMaxQueuedBytes = 8 * 1024 * 1024;
+inline constexpr std::size_t kMaxDeclarationBytes = 64 * 1024;
 
 class PageSocketLink final : public core::PageLink, public std::enable_shared_from_this<PageSocketLink> {
  public:
@@ -36,6 +40,7 @@ class PageSocketLink final : public core::PageLink, public std::enable_shared_fr
   boost::asio::any_io_executor ex_;
   std::chrono::milliseconds ping_every_;
   std::deque<std::string> out_;
+  std::size_t out_bytes_ = 0;
   bool closing_ = false;
   boost::asio::steady_timer wake_;
   boost::asio::steady_timer writer_done_;

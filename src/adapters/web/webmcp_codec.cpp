@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "core/random.hpp"
+#include "json/read.hpp"
 
 namespace leuria::web {
 
@@ -15,12 +16,6 @@ std::string str(const json::object& o, std::string_view key) {
   return {};
 }
 
-std::optional<json::object> parse_object(std::string_view text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return std::nullopt;
-  return std::move(v.as_object());
-}
 
 // A page's result: a string as is, anything else as JSON text.
 core::PageAnswer answer_of(const json::object& o) {
@@ -44,17 +39,15 @@ core::PageAnswer answer_of(const json::object& o) {
 }  // namespace
 
 boost::system::result<std::string, RegisterRefusal> parse_register(std::string_view text) {
-  auto o = parse_object(text);
-  if (!o) return RegisterRefusal{"Invalid JSON"};
+  auto o = jsonio::read_object(text);
+  if (!o) return RegisterRefusal{"Invalid JSON"};  // the original engine's words, which pages may match
   if (str(*o, "type") != "register") return RegisterRefusal{"Expected register message"};
   std::string token = str(*o, "token");
   if (token.empty()) return RegisterRefusal{"Invalid registration token"};
   // The blob: base64 of {"server":…,"token":…}; else the inner token itself.
   if (auto decoded = core::base64_decode(token)) {
-    boost::system::error_code ec;
-    json::value inner = json::parse(*decoded, ec);
-    if (!ec && inner.is_object()) {
-      std::string t = str(inner.as_object(), "token");
+    if (auto inner = jsonio::read_object(*decoded)) {
+      std::string t = str(*inner, "token");
       if (!t.empty()) return {boost::system::in_place_value, std::move(t)};
     }
   }
@@ -70,7 +63,7 @@ std::string encode_error(std::string_view message) {
 }
 
 PageMessage parse_page_message(std::string_view text) {
-  auto parsed = parse_object(text);
+  auto parsed = jsonio::read_object(text);
   if (!parsed) return Invalid{"Invalid JSON"};
   const json::object& o = *parsed;
   const std::string type = str(o, "type");
@@ -118,9 +111,8 @@ std::string encode_pong() { return R"({"type":"pong"})"; }
 std::string encode_ping() { return R"({"type":"ping"})"; }
 
 std::string encode_call(const core::PageCall& c) {
-  boost::system::error_code ec;
-  json::value args = c.arguments_json.empty() ? json::value(json::object{}) : json::parse(c.arguments_json, ec);
-  if (ec) args = json::object{};
+  json::value args = json::object{};
+  if (auto read = jsonio::read(c.arguments_json); read) args = std::move(*read);
   switch (c.kind) {
     case core::PageCall::Kind::tool:
       return json::serialize(json::object{{"type", "callTool"}, {"id", c.id}, {"tool", c.name}, {"arguments", args}});

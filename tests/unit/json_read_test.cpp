@@ -1,0 +1,76 @@
+// The engine's one JSON policy (src/json/read.hpp): depth, repeated keys, UTF-8, trailing bytes.
+#include "json/read.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json/serialize.hpp>
+
+namespace {
+using leuria::jsonio::read;
+using leuria::jsonio::read_object;
+
+std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(JsonRead, ReadsWhatBoostReads) {
+  auto v = read(R"({"a":[1,-2,3.5,true,null,"x\u00e9"],"b":{"c":18446744073709551615}})");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(boost::json::serialize(*v), R"({"a":[1,-2,3.5E0,true,null,"xé"],"b":{"c":18446744073709551615}})");
+  EXPECT_TRUE(read("  \"s\"\n"));
+}
+
+TEST(JsonRead, DepthLimitIsSixtyFour) {
+  EXPECT_TRUE(read(nested(64)));
+  auto deep = read(nested(65));
+  ASSERT_FALSE(deep);
+  EXPECT_EQ(deep.error().message, "it nests deeper than 64 levels");
+  // A deep text that is also cut short still says it is too deep, without walking it all.
+  EXPECT_FALSE(read(std::string(100000, '[')));
+}
+
+TEST(JsonRead, RepeatedKeysAreRefusedAndNamed) {
+  auto dup = read(R"({"token":"a","x":1,"token":"b"})");
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().message, "the key \"token\" appears twice in one object");
+  // Deep inside, and keys written with escapes that decode to the same text.
+  auto inner = read(R"([{"a":{"k":1,"\u006b":2}}])");
+  ASSERT_FALSE(inner);
+  EXPECT_EQ(inner.error().message, "the key \"k\" appears twice in one object");
+  // The same key in two different objects is fine.
+  EXPECT_TRUE(read(R"({"a":{"k":1},"b":{"k":2},"k":3})"));
+}
+
+TEST(JsonRead, InvalidUtf8IsRefused) {
+  for (std::string bad : {std::string("\"\xff\""), std::string("\"\xc0\xaf\""), std::string("\"\xed\xa0\x80\""),
+                          std::string("{\"\xe2\x82\":1}")}) {
+    auto v = read(bad);
+    ASSERT_FALSE(v) << bad;
+    EXPECT_EQ(v.error().message, "it is not valid UTF-8");
+  }
+}
+
+TEST(JsonRead, SyntaxErrorsAndTrailingBytes) {
+  for (const char* bad : {"{", "{\"a\":1,}", "[1,]", "// c\n1", "1 2", "{} x", "nul", "\"a", "01"}) {
+    auto v = read(bad);
+    ASSERT_FALSE(v) << bad;
+    EXPECT_NE(v.error().message.find("not valid JSON"), std::string::npos) << bad << ": " << v.error().message;
+  }
+  EXPECT_EQ(read("  ").error().message, "it is empty");
+}
+
+TEST(JsonRead, NumbersTooLargeForJsonAreRefused) {
+  // Boost would read 1e400 as infinity and write it back as `Infinity`, which is not JSON.
+  for (const char* big : {"1e400", "[-1e400]", R"({"a":123456789e999})"}) {
+    auto v = read(big);
+    ASSERT_FALSE(v) << big;
+    EXPECT_EQ(v.error().message, "it has a number too large for JSON");
+  }
+  EXPECT_TRUE(read("1e308"));
+  EXPECT_TRUE(read("18446744073709551616"));  // past uint64: a double, finite
+}
+
+TEST(JsonRead, ReadObjectInsistsOnAnObject) {
+  EXPECT_TRUE(read_object("{}"));
+  EXPECT_EQ(read_object("[]").error().message, "it is not a JSON object");
+}
+
+}  // namespace
