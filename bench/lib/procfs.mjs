@@ -1,0 +1,117 @@
+// What the kernel says a process used: CPU time, resident memory, context switches. The bench reads
+// these from /proc of the server under test (never from the client), before and after a window.
+//
+// CPU comes two ways: utime+stime of /proc/<pid>/stat (clock ticks: the figure the method quotes,
+// 10 ms resolution at CLK_TCK 100, plenty over a window of seconds), and the scheduler's run time in
+// nanoseconds from /proc/<pid>/task/*/schedstat, for windows where ticks are too coarse (an idle
+// engine spends a few milliseconds a minute). Both count every thread. A contender made of several
+// processes (nginx's master and worker) is measured over all of them: pass every pid.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { descendantsOf } from '../../tests/e2e/lib/proc.mjs';
+
+export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+const read = (p) => {
+  try {
+    return fs.readFileSync(p, 'utf8');
+  } catch {
+    return null;
+  }
+};
+const tasks = (pid) => {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+};
+
+/** A process and everything below it (nginx's workers, an engine's agents), pid first. */
+export function treePids(pid) {
+  return [pid, ...descendantsOf(pid)];
+}
+
+/** utime+stime of one process in clock ticks (all its threads, not its reaped children); null when gone. */
+export function cpuTicks(pid) {
+  const text = read(`/proc/${pid}/stat`);
+  if (!text) return null;
+  // Fields after the command name (which may hold spaces), counted from field 3 (state).
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
+/** Scheduler run time of one process in ns, summed over its threads. */
+export function cpuNs(pid) {
+  let ns = 0;
+  for (const t of tasks(pid)) {
+    const s = read(`/proc/${pid}/task/${t}/schedstat`);
+    if (s) ns += Number(s.split(' ')[0]);
+  }
+  return ns;
+}
+
+/** Voluntary and involuntary context switches of one process, summed over its threads. */
+export function ctxSwitches(pid) {
+  let voluntary = 0;
+  let involuntary = 0;
+  for (const t of tasks(pid)) {
+    const s = read(`/proc/${pid}/task/${t}/status`);
+    if (!s) continue;
+    voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(s)?.[1] ?? 0);
+    involuntary += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(s)?.[1] ?? 0);
+  }
+  return { voluntary, involuntary };
+}
+
+/** VmRSS in kB, summed over `pids` (shared pages count once per process, as top shows them). */
+export function rssKb(pids) {
+  let kb = 0;
+  for (const pid of [].concat(pids)) {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(read(`/proc/${pid}/status`) || '');
+    if (m) kb += Number(m[1]);
+  }
+  return kb;
+}
+
+/** Thread count of one process. */
+export function threads(pid) {
+  return tasks(pid).length;
+}
+
+/**
+ * Start a measured window over `pids` (a number, an array, or a function returning the pids now).
+ * stop() returns {cpuUs (from ticks), cpuNsUs (from schedstat, µs), wallMs, voluntary, involuntary}.
+ */
+export function usageWindow(pids) {
+  const list = () => [].concat(typeof pids === 'function' ? pids() : pids);
+  const take = () => {
+    const ps = list();
+    let ticks = 0;
+    let ns = 0;
+    let voluntary = 0;
+    let involuntary = 0;
+    for (const p of ps) {
+      ticks += cpuTicks(p) ?? 0;
+      ns += cpuNs(p);
+      const c = ctxSwitches(p);
+      voluntary += c.voluntary;
+      involuntary += c.involuntary;
+    }
+    return { ticks, ns, voluntary, involuntary, t: performance.now() };
+  };
+  const a = take();
+  return {
+    stop() {
+      const b = take();
+      return {
+        cpuUs: ((b.ticks - a.ticks) * 1e6) / CLK_TCK,
+        cpuNsUs: (b.ns - a.ns) / 1000,
+        wallMs: b.t - a.t,
+        voluntary: b.voluntary - a.voluntary,
+        involuntary: b.involuntary - a.involuntary,
+      };
+    },
+  };
+}

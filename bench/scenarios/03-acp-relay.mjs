@@ -1,0 +1,103 @@
+// Scenario 3: token relay through an ACP agent. The scripted agent (tests/fakes/acp-agent.mjs, mode
+// many-chunks, on the official ACP SDK) answers a prompt with N `agent_message_chunk`s (10,000; 2,000
+// with --quick) written as fast as it can, and the relay turns them into the page's `chunk` events:
+//   engine   a page's session (the agent is the default AI; started through `taskset -c 1`, so it runs
+//            on the helper CPU from its first instruction)
+//   node     the Node relay's ACP routes (bench/baselines/node-relay.mjs /acp/…, the SDK's client side),
+//            spawning the same agent the same way
+// CPU per chunk = the relay process's own scheduler time (its pid only, not the agent's) from just
+// before the prompt (the session already approved, its agent up and idle) to turn_completed, over N.
+// Each round runs one unmeasured session first (agent start, code paths warm), then the measured one.
+// The reader is the driver on CPU 1 (a throughput client); every chunk's text is checked to arrive.
+
+import { usageWindow } from '../lib/procfs.mjs';
+import { acpAgentArgv, fire, openSession, readTokens, startAcpEngine, startNodeAcpRelay, within } from '../lib/tokens.mjs';
+
+const CHUNK = /chunk (\d+)\\n/g;  // "chunk <i>\n" as it appears inside a JSON string
+
+async function engineTurn(eng, site, n) {
+  const sess = await openSession(eng, site, { keep: false, token: CHUNK, sep: '\n' });
+  try {
+    const a = await sess.post('approve');
+    if (a.status !== 200) throw new Error(`approve: ${a.status} ${a.body}`);
+    await within(sess.reader.waitText('event: ready'), 15000, 'the agent never became ready');
+    const w = usageWindow([eng.pid]);
+    const p = sess.post('prompt', { prompt: 'go' });
+    const out = await within(sess.reader.done, 120000, 'the turn');
+    const u = w.stop();
+    const r = await p;
+    if (r.status !== 200) throw new Error(`prompt: ${r.status} ${r.body}`);
+    return { out, u };
+  } finally {
+    sess.reader.close();
+    await sess.close();
+  }
+}
+
+async function nodeTurn(srv, n) {
+  const reader = readTokens(srv.port, { path: '/acp/stream', end: 'event: turn_completed', keep: false, token: CHUNK, sep: '\n' });
+  try {
+    await within(reader.waitText('event: ready'), 15000, 'the agent never became ready');
+    const id = /"id":"([^"]+)"/.exec(reader.prefix())?.[1];
+    const w = usageWindow([srv.pid]);
+    const p = fire(srv.port, { path: `/acp/${id}/prompt`, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ prompt: 'go' }) });
+    const out = await within(reader.done, 120000, 'the turn');
+    const u = w.stop();
+    const r = await p;
+    if (r.status !== 200) throw new Error(`prompt: ${r.status} ${r.body}`);
+    return { out, u };
+  } finally {
+    reader.close();
+  }
+}
+
+export default {
+  id: '3',
+  title: 'Token relay through an ACP agent (agent_message_chunk as fast as the agent writes)',
+  contenders: ['engine', 'node'],
+  baseline: 'node',
+  figures: {
+    cpu_us: { label: 'relay CPU per chunk', unit: 'µs', better: 'lower' },
+    chunks_per_s: { label: 'chunks per second', unit: '/s', better: 'higher' },
+    cpu_ticks_us: { label: 'relay CPU per chunk (utime+stime ticks)', unit: 'µs', better: 'lower' },
+  },
+  targets: [
+    { figure: 'cpu_us', contender: 'engine', max: 3, text: 'CPU per chunk ≤ 3 µs' },
+    { figure: 'cpu_us', contender: 'node', vs: 'engine', min: 4, text: '≥ 4× less CPU than the Node relay' },
+  ],
+  notes: 'tests/fakes/acp-agent.mjs many-chunks on CPU 1 (taskset in the agent command); relay on CPU 0; reader on CPU 1. ' +
+    'CPU from schedstat of the relay process alone, prompt to turn_completed, per chunk.',
+
+  async setup(ctx) {
+    const n = ctx.quick ? 2000 : 10000;
+    return { n, agentEnv: { FAKE_ACP_MODE: 'many-chunks', FAKE_ACP_CHUNKS: String(n) } };
+  },
+
+  async round(contender, ctx) {
+    const { n, agentEnv } = ctx.state;
+    let srv;
+    let run;
+    if (contender === 'engine') {
+      srv = await startAcpEngine(agentEnv);
+      run = () => engineTurn(srv, srv.sites[0], n);
+    } else {
+      srv = await startNodeAcpRelay(acpAgentArgv(), agentEnv);
+      run = () => nodeTurn(srv, n);
+    }
+    try {
+      await run();  // warm: one whole session, unmeasured
+      const { out, u } = await run();
+      if (out.tokens !== n) throw new Error(`${out.tokens} of ${n} chunks arrived`);
+      return {
+        figures: {
+          cpu_us: u.cpuNsUs / n,
+          chunks_per_s: n / (u.wallMs / 1000),
+          cpu_ticks_us: u.cpuUs / n,
+        },
+        extra: { n, cpu: u, bytes: out.bytes },
+      };
+    } finally {
+      await srv.stop();
+    }
+  },
+};
