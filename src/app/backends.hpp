@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "adapters/acp_client/acp_backend.hpp"
+#include "adapters/llm/llm_backend.hpp"
 #include "core/ai_catalog.hpp"
 #include "core/backend.hpp"
 
@@ -30,6 +31,7 @@ class Backends final : public core::BackendFactory {
   core::AiCatalog catalog_;
   acp_client::AcpOptions acp_;
   std::chrono::milliseconds model_stall_;  // see llm::LlmBackend
+  std::shared_ptr<llm::RecentServers> recent_servers_ = std::make_shared<llm::RecentServers>();
 };
 
 }  // namespace leuria::app

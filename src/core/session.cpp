@@ -37,12 +37,13 @@ Session::~Session() {
   if (backend_) backend_->shutdown();
 }
 
+// Between turns the replay is empty; its memory goes back too (a long turn's text may be megabytes).
+void Session::forget_replay() { std::string().swap(replay_); }
+
 void Session::publish(Event e) {
   e.seq = ++seq_;
-  if (e.kind == EventKind::chunk && status_ == SessionStatus::running && replay_bytes_ < limits_.replay_bytes) {
-    replay_bytes_ += e.text.size();
-    replay_.push_back(e);
-  }
+  if (e.kind == EventKind::chunk && status_ == SessionStatus::running && replay_.size() < limits_.replay_bytes)
+    replay_ += e.text;
   std::erase_if(subscribers_, [&](const std::weak_ptr<Subscriber>& w) {
     auto s = w.lock();
     if (!s || s->ended()) return true;
@@ -71,7 +72,11 @@ std::shared_ptr<Subscriber> Session::subscribe() {
     if (last_turn_) s->push(*last_turn_);
     s->push(Event{EventKind::ready});
   }
-  for (const auto& chunk : replay_) s->push(chunk);
+  if (!replay_.empty()) {  // one chunk: the subscriber would merge consecutive chunks anyway
+    Event chunk{EventKind::chunk};
+    chunk.text = replay_;
+    s->push(std::move(chunk));
+  }
   subscribers_.push_back(s);
   return s;
 }
@@ -150,8 +155,7 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
   auto self = shared_from_this();
   if (status_ != SessionStatus::running && status_ != SessionStatus::starting) co_return;
   status_ = SessionStatus::running;
-  replay_.clear();
-  replay_bytes_ = 0;
+  forget_replay();
   turn_text_.clear();
   last_turn_.reset();
   publish(Event{EventKind::turn_start});
@@ -172,8 +176,7 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
   done.turn.text = turn_text_;
   done.turn.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  replay_.clear();
-  replay_bytes_ = 0;
+  forget_replay();
   status_ = SessionStatus::idle;
   last_turn_ = done;
   publish(std::move(done));
@@ -193,7 +196,7 @@ void Session::end(SessionStatus final_status, std::string error) {
   status_ = final_status;
   if (final_status == SessionStatus::failed) error_ = error.empty() ? "The session failed" : error;
   start_timer_.cancel();
-  replay_.clear();
+  forget_replay();
   turn_text_.clear();
   last_turn_.reset();
   p_.request = {};

@@ -104,6 +104,7 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   void on_failed(std::string error) override;
 
  private:
+  void forget_replay();
   void publish(Event e);
   void publish_text(EventKind kind, std::string text);
   Event final_event() const;
@@ -122,9 +123,11 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   std::shared_ptr<AgentBackend> backend_;
   std::uint64_t seq_ = 0;
   std::vector<std::weak_ptr<Subscriber>> subscribers_;
-  std::vector<Event> replay_;  // chunks of the current turn
+  // The current turn's chunk text so far, for new streams. One string, not an Event per chunk: a
+  // 100,000-token turn kept 100,000 Events (320 bytes each, mostly empty fields). A reader skips
+  // replayed text by its length, so how it is cut into chunks doesn't matter.
+  std::string replay_;
   std::optional<Event> last_turn_;  // the last turn_completed, until the next turn starts
-  std::size_t replay_bytes_ = 0;
   std::string turn_text_;
   bool in_backend_ = false;        // the current turn has reached the AI
   bool cancel_requested_ = false;  // cancel-turn before it did

@@ -59,8 +59,12 @@ struct Response {
   std::string body;
   bool close = false;  // close the connection after this response
   // When set, the headers go out at once and this writes the body (chunked), then the connection
-  // closes. `body` is ignored.
+  // closes, unless reuse_after_stream. `body` is ignored.
   std::function<boost::asio::awaitable<void>(BodyWriter&)> stream;
+  // A streamed answer to one request (an MCP reply): once it is whole, the connection may serve the
+  // client's next request, so a kept-alive client pays no new connection per call. Event streams
+  // keep the default: their end is the connection's end, which is what readers watch for.
+  bool reuse_after_stream = false;
   // For a WebSocket upgrade request: when set, the server accepts the upgrade and runs this on the
   // socket; when not, the response itself is sent (a refusal before the upgrade).
   std::function<boost::asio::awaitable<void>(WebSocket&)> upgrade;

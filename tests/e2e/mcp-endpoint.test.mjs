@@ -4,13 +4,14 @@
 
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema, EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   startFakeEngine, stopAll, sessionApi, pairCli, freshOrigin, sleep, request, openStream, cleanEnv, BIN,
-  PageChannel, mcpUrl, mcpPost, mcpSession, parseMcpBody,
+  PageChannel, mcpUrl, mcpPost, mcpSession, parseMcpBody, poll,
 } from './helpers.mjs';
 
 const LOOKUP = {
@@ -220,6 +221,29 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     assert.equal(call.rpc.result?.content?.[0]?.text, 'no session needed', call.body);
     const n = await mcpPost(eng, token, { jsonrpc: '2.0', method: 'notifications/initialized' });
     assert.equal(n.status, 202);
+  });
+
+  it('a kept-alive client makes many calls on one connection (a streamed answer doesn\'t close it)', async () => {
+    const { eng, token } = await setup();
+    const sock = net.connect(eng.port, '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    let buf = '';
+    sock.setEncoding('latin1').on('data', (d) => (buf += d));
+    let closed = false;
+    sock.on('close', () => (closed = true));
+    for (const [i, accept] of [[1, 'application/json, text/event-stream'], [2, 'application/json'], [3, 'application/json, text/event-stream']]) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'lookup', arguments: { query: `q${i}` } } });
+      buf = '';
+      sock.write(`POST /webmcp/mcp HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nAuthorization: Bearer ${token}\r\n` +
+        `Content-Type: application/json\r\nAccept: ${accept}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const done = await poll(() => /\r\n0\r\n\r\n$/.test(buf) || (/Content-Length: \d+/i.test(buf) && buf.includes('}}')), { timeoutMs: 5000, intervalMs: 10 });
+      assert.ok(done, `call ${i} not answered whole: ${buf}`);
+      assert.match(buf, /^HTTP\/1\.1 200/);
+      assert.doesNotMatch(buf, /Connection: close/i, buf);
+      assert.match(buf, new RegExp(`"id":${i}`));
+      assert.equal(closed, false, `the engine closed the connection after call ${i}`);
+    }
+    sock.destroy();
   });
 
   it('SSE vs JSON by Accept: a slow call answers event: message / data: <json-rpc> with SSE, plain JSON without', async () => {

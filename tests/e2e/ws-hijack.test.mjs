@@ -182,7 +182,7 @@ describe('WebSocket hijacking', { timeout: 180000 }, () => {
     const url = wsUrl(eng, `${ra.channel}?token=${encodeURIComponent(ra.token)}`);
     const opened = await Promise.all(Array.from({ length: 20 }, () => wsOpen(url, { origin: a.origin })));
     const recs = opened.map((r) => recordSocket(r.ws));
-    assert.ok(await poll(() => recs.filter((s) => !s.closeInfo).length === 1, { timeoutMs: 8000 }),
+    assert.ok(await poll(() => recs.filter((s) => !s.closeInfo).length === 1, { timeoutMs: 20000 }),
       `open sockets: ${recs.filter((s) => !s.closeInfo).length}`);
     const live = recs.find((s) => !s.closeInfo);
     live.send({ type: 'ping' });

@@ -360,3 +360,36 @@ TEST(Attachments, ImagesOrANoteAndTextFilesWrapped) {
   EXPECT_EQ(without[1].type, core::PromptBlock::Type::text);
   EXPECT_NE(without[1].text.find("can't read images"), std::string::npos);
 }
+
+TEST(Session, TheReplayIsTheTurnsTextAndIsFreedAfterTheTurn) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) { b.delay = 200ms; };
+  auto s = f.prepare("hello");
+  s->approve();
+  f.run(30ms);  // the turn is running
+  std::string sent = "echo: ";
+  for (int i = 0; i < 100000; ++i) {
+    std::string t = "t" + std::to_string(i) + "\xC3\xA9 ";  // a two-byte character in every chunk
+    sent += t;
+    s->on_chunk(t);
+  }
+  auto late = s->subscribe();
+  std::string replayed;
+  std::size_t chunks = 0;
+  for (;;) {
+    std::optional<core::Subscriber::Next> n;
+    asio::co_spawn(f.ioc, late->next(1ms), [&](std::exception_ptr, core::Subscriber::Next x) { n = x; });
+    f.ioc.restart();
+    while (!n) f.ioc.run_one();
+    if (n->what != core::Subscriber::Next::What::event) break;
+    if (n->event.kind != K::chunk) continue;
+    ++chunks;
+    replayed += n->event.text;
+  }
+  EXPECT_EQ(replayed, sent);
+  EXPECT_EQ(chunks, 1u);
+  f.run(300ms);
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  auto idle = s->subscribe();
+  EXPECT_EQ(f.drain(*idle), (std::vector<K>{K::webmcp_ready, K::turn_completed, K::ready}));
+}

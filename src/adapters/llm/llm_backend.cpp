@@ -37,9 +37,21 @@ struct LlmBackend::Step {
 
 LlmBackend::LlmBackend(asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
                        core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools,
-                       std::chrono::milliseconds stall)
+                       std::chrono::milliseconds stall, std::shared_ptr<RecentServers> recent)
     : ex_(std::move(ex)), provider_(std::move(provider)), model_(std::move(model)), sink_(sink),
-      tools_(std::move(tools)), stall_(stall) {}
+      tools_(std::move(tools)), stall_(stall), recent_(std::move(recent)) {}
+
+std::optional<std::string> RecentServers::fresh(const std::string& key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end() || std::chrono::steady_clock::now() - it->second.at > fresh_for_) return std::nullopt;
+  return it->second.first_model;
+}
+
+void RecentServers::reached(const std::string& key, std::string first_model) {
+  entries_[key] = Entry{std::chrono::steady_clock::now(), std::move(first_model)};
+}
+
+std::string LlmBackend::server_key() const { return provider_.base_url + '\n' + provider_.api_key.value_or(""); }
 
 std::vector<http::Header> LlmBackend::auth_headers() const {
   std::vector<http::Header> h{{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
@@ -56,7 +68,15 @@ asio::awaitable<boost::system::result<void, std::string>> LlmBackend::start(core
   auto self = shared_from_this();
   config_ = std::move(config);
   if (config_.system_prompt) messages_.push_back(system_message(*config_.system_prompt));
-  // Reach the server once: a stopped Ollama should fail the start, not the first turn.
+  // Reach the server once: a stopped Ollama should fail the start, not the first turn. Unless it
+  // answered another session's start moments ago (and, without a model named, said which it offers).
+  if (recent_) {
+    auto known = recent_->fresh(server_key());
+    if (known && (model_ || !known->empty())) {
+      if (!model_) model_ = *known;
+      co_return boost::system::result<void, std::string>{};
+    }
+  }
   http::ClientRequest req;
   req.url = provider_.base_url + "/models";
   req.headers = auth_headers();
@@ -66,11 +86,12 @@ asio::awaitable<boost::system::result<void, std::string>> LlmBackend::start(core
     co_return "Could not reach " + display() + " at " + provider_.base_url + ". Is it running? (" + res.error + ")";
   if (res.status == 401 || res.status == 403)
     co_return display() + " refused the API key (HTTP " + std::to_string(res.status) + ").";
+  auto models = parse_models(res.body);
   if (!model_) {
-    auto models = parse_models(res.body);
     if (models.empty()) co_return display() + " has no model available. Load or pull one first.";
     model_ = models.front();
   }
+  if (recent_ && res.status / 100 == 2) recent_->reached(server_key(), models.empty() ? std::string() : models.front());
   co_return boost::system::result<void, std::string>{};
 }
 
@@ -157,7 +178,10 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
     // The last step may only answer in words, so a turn always ends with text.
     auto error = co_await stream_step(i == steps, step);
     if (cancelled_ || shut_down_) co_return abandon({core::TurnOutcome::End::cancelled, {}});
-    if (error) co_return abandon({core::TurnOutcome::End::failed, *error});
+    if (error) {
+      if (recent_) recent_->forget(server_key());
+      co_return abandon({core::TurnOutcome::End::failed, *error});
+    }
 
     std::vector<ToolCall> calls;
     for (auto& [index, call] : step.calls) {

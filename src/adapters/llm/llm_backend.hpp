@@ -3,7 +3,11 @@
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/json/array.hpp>
+#include <chrono>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "core/ai_catalog.hpp"
 #include "core/backend.hpp"
@@ -11,11 +15,33 @@
 
 namespace leuria::llm {
 
+// Model servers that answered a start recently, shared by the backends one factory makes (the io
+// thread owns it). A session starting within `fresh_for` of another's successful start skips the
+// reachability check, one round trip to the server before its first token; a failed turn forgets
+// the server, so the next start checks again. Keyed by address and API key.
+class RecentServers {
+ public:
+  explicit RecentServers(std::chrono::milliseconds fresh_for = std::chrono::seconds(30)) : fresh_for_(fresh_for) {}
+  // The model the server offered first, when it answered within fresh_for.
+  std::optional<std::string> fresh(const std::string& key) const;
+  void reached(const std::string& key, std::string first_model);
+  void forget(const std::string& key) { entries_.erase(key); }
+
+ private:
+  struct Entry {
+    std::chrono::steady_clock::time_point at;
+    std::string first_model;
+  };
+  std::chrono::milliseconds fresh_for_;
+  std::map<std::string, Entry> entries_;
+};
+
 class LlmBackend final : public core::AgentBackend, public std::enable_shared_from_this<LlmBackend> {
  public:
   LlmBackend(boost::asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
              core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools,
-             std::chrono::milliseconds stall = std::chrono::minutes(5));
+             std::chrono::milliseconds stall = std::chrono::minutes(5),
+             std::shared_ptr<RecentServers> recent = nullptr);
 
   boost::asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig config) override;
   bool accepts_images() const override;
@@ -28,6 +54,7 @@ class LlmBackend final : public core::AgentBackend, public std::enable_shared_fr
   boost::asio::awaitable<std::optional<std::string>> stream_step(bool forbid_tools, Step& step);
   std::vector<http::Header> auth_headers() const;
   std::string display() const;
+  std::string server_key() const;
 
   boost::asio::any_io_executor ex_;
   core::ProviderDef provider_;
@@ -36,6 +63,7 @@ class LlmBackend final : public core::AgentBackend, public std::enable_shared_fr
   std::shared_ptr<core::ToolRegistry> tools_;
   // The longest silence allowed from the server while it answers (LEURIA_TEST_TIMINGS modelStallMs).
   std::chrono::milliseconds stall_;
+  std::shared_ptr<RecentServers> recent_;  // may be null: always check
   core::BackendConfig config_;
   boost::json::array messages_;  // the conversation so far
   std::shared_ptr<http::Abort> abort_;

@@ -193,6 +193,7 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
   r.stream = [page, kind, call = *call, id, sse, every = keep_alive_](http::BodyWriter& w) {
     return stream_answer(w, page, kind, call, id, sse, every);
   };
+  r.reuse_after_stream = true;
   return r;
 }
 
