@@ -45,7 +45,10 @@ asio::awaitable<void> register_page(http::WebSocket& ws, WebContext& ctx, std::s
 
 asio::awaitable<void> serve_channel(http::WebSocket& ws, std::shared_ptr<core::Session> session,
                                     std::chrono::milliseconds ping) {
-  auto link = std::make_shared<PageSocketLink>(co_await asio::this_coro::executor, ping);
+  // The executor first, as a named value: GCC 12 mishandles class temporaries made by a co_await
+  // inside a call's arguments.
+  auto ex = co_await asio::this_coro::executor;
+  auto link = std::make_shared<PageSocketLink>(ex, ping);
   co_await link->run(ws, std::move(session));
 }
 
