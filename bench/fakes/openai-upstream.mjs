@@ -20,7 +20,7 @@
 //   i*every): a late timer sends every chunk due, each as its own write and its own timestamp.
 //   A burst honours backpressure: when res.write() says the socket is full it waits for 'drain', and
 //   counts that as time blocked (what scenario 9 reads to see the relay paused its upstream).
-// GET  /stats?tag=T          [{tag, count, written, blocks, blockedMs, blockedNow, done, closed}]
+// GET  /stats?tag=T          [{tag, count, written, textBytes, blocks, blockedMs, blockedNow, done, closed}]
 //                            (the streams with that tag, or all of them; the last 5000 kept)
 import http from 'node:http';
 
@@ -37,7 +37,7 @@ function script(body) {
 
 function chat(req, res, body) {
   const s = script(body);
-  const st = { tag: s.tag, count: s.count, written: 0, blocks: 0, blockedMs: 0, blockedNow: false, done: false, closed: false, since: 0 };
+  const st = { tag: s.tag, count: s.count, written: 0, textBytes: 0, blocks: 0, blockedMs: 0, blockedNow: false, done: false, closed: false, since: 0 };
   streams.push(st);
   if (streams.length > 5000) streams.shift();
   const head = `{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":${Math.floor(Date.now() / 1000)},"model":"${body.model ?? 'bench'}","choices":[{"index":0,"delta":`;
@@ -51,7 +51,9 @@ function chat(req, res, body) {
   });
   const token = () => {
     st.written++;
-    return res.write(chunk(`{"content":"T${nowUs()};${s.pad}"}`));
+    const text = `T${nowUs()};${s.pad}`;
+    st.textBytes += text.length;
+    return res.write(chunk(`{"content":"${text}"}`));
   };
   const finish = () => {
     st.done = true;

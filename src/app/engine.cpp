@@ -193,6 +193,7 @@ int run_engine(const StartOptions& o) {
     if (t.header_timeout) server_limits.header_timeout = *t.header_timeout;
     if (t.idle_timeout) server_limits.idle_timeout = *t.idle_timeout;
     if (t.body_timeout) server_limits.body_timeout = *t.body_timeout;
+    if (t.write_timeout) server_limits.write_timeout = *t.write_timeout;
     if (t.max_connections) server_limits.connections = *t.max_connections;
     asio::co_spawn(ioc,
                    transport::accept_loop(acceptor, server_limits.connections,

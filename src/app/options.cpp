@@ -157,6 +157,7 @@ std::variant<Timings, std::string> timings_from_env() {
     else if (key == "headerTimeoutMs") slot = &t.header_timeout.emplace();
     else if (key == "idleTimeoutMs") slot = &t.idle_timeout.emplace();
     else if (key == "bodyTimeoutMs") slot = &t.body_timeout.emplace();
+    else if (key == "writeTimeoutMs") slot = &t.write_timeout.emplace();
     else if (key == "maxConnections") {
       std::chrono::milliseconds n{};  // a count, read with the same digits-only rule
       if (parse_ms(value, n) && n.count() > 0) {
@@ -166,7 +167,7 @@ std::variant<Timings, std::string> timings_from_env() {
     }
     if (!slot || !parse_ms(value, *slot))
       return "LEURIA_TEST_TIMINGS has an unknown or malformed item '" + std::string(item) +
-             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, cancelGraceMs, modelStallMs, pingMs, toolCallMs, embedCacheMs, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, maxConnections).";
+             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, cancelGraceMs, modelStallMs, pingMs, toolCallMs, embedCacheMs, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, writeTimeoutMs, maxConnections).";
   }
   return t;
 }

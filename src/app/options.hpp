@@ -80,6 +80,7 @@ struct Timings {
   std::optional<std::chrono::milliseconds> header_timeout;
   std::optional<std::chrono::milliseconds> idle_timeout;
   std::optional<std::chrono::milliseconds> body_timeout;
+  std::optional<std::chrono::milliseconds> write_timeout;
   std::optional<std::size_t> max_connections;
 };
 // The error is a plain sentence.

@@ -28,6 +28,10 @@ class BackendSink {
   // The AI broke its side of the protocol or a limit and must be stopped: the session fails with
   // `error`, a plain sentence (and the backend is shut down).
   virtual void on_failed(std::string error) = 0;
+  // Backpressure: a backend awaits this before it reads more of the AI's output. It returns when
+  // the readers have room (at once when they do); while it waits the AI's bytes stay in the
+  // kernel's buffers, and a model server or agent writing into them is paused.
+  virtual boost::asio::awaitable<void> room() { co_return; }
 };
 
 struct PromptBlock {

@@ -1,5 +1,7 @@
 #include "core/session.hpp"
 
+#include <algorithm>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
@@ -25,7 +27,7 @@ std::string_view status_word(SessionStatus s) {
 Session::Session(asio::any_io_executor ex, Params p, BackendFactory& factory, const SessionLimits& limits,
                  std::shared_ptr<PageTools> tools, std::function<void(Session&)> on_ended)
     : ex_(ex), p_(std::move(p)), factory_(factory), limits_(limits), tools_(std::move(tools)),
-      on_ended_(std::move(on_ended)), start_timer_(ex) {}
+      on_ended_(std::move(on_ended)), flow_(std::make_shared<Flow>(ex)), start_timer_(ex) {}
 
 bool Session::consume_registration(std::string_view secret) {
   if (registered_ || is_final(status_) || !constant_time_equal(secret, p_.registration_secret)) return false;
@@ -34,16 +36,45 @@ bool Session::consume_registration(std::string_view secret) {
 }
 
 Session::~Session() {
+  flow_->close();
   if (backend_) backend_->shutdown();
 }
 
+// Every reader full, not any: a page that reconnected reads on while its old stream (a dead socket)
+// waits for its write deadline; the old one is then bounded by kMaxQueuedBytes, not by a pause.
+bool Session::reader_full() const {
+  bool any = false;
+  for (auto& w : subscribers_) {
+    auto s = w.lock();
+    if (!s || s->ended()) continue;
+    if (!s->full()) return false;
+    any = true;
+  }
+  return any;
+}
+
+asio::awaitable<void> Session::room() {
+  // The flow outlives the session; `this` is only touched while a lock on it is held.
+  auto flow = flow_;
+  auto weak = weak_from_this();
+  for (;;) {
+    {
+      auto self = weak.lock();
+      if (!self || flow->closed() || status_ != SessionStatus::running || cancel_requested_ || !reader_full())
+        co_return;
+    }
+    co_await flow->wait();
+  }
+}
+
 // Between turns the replay is empty; its memory goes back too (a long turn's text may be megabytes).
-void Session::forget_replay() { std::string().swap(replay_); }
+void Session::forget_turn_text() {
+  std::string().swap(turn_text_);
+  replay_len_ = 0;
+}
 
 void Session::publish(Event e) {
   e.seq = ++seq_;
-  if (e.kind == EventKind::chunk && status_ == SessionStatus::running && replay_.size() < limits_.replay_bytes)
-    replay_ += e.text;
   std::erase_if(subscribers_, [&](const std::weak_ptr<Subscriber>& w) {
     auto s = w.lock();
     if (!s || s->ended()) return true;
@@ -62,7 +93,7 @@ Event Session::final_event() const {
 }
 
 std::shared_ptr<Subscriber> Session::subscribe() {
-  auto s = std::make_shared<Subscriber>(ex_);
+  auto s = std::make_shared<Subscriber>(ex_, flow_);
   if (is_final(status_)) {
     s->push(final_event());
     return s;
@@ -72,9 +103,9 @@ std::shared_ptr<Subscriber> Session::subscribe() {
     if (last_turn_) s->push(*last_turn_);
     s->push(Event{EventKind::ready});
   }
-  if (!replay_.empty()) {  // one chunk: the subscriber would merge consecutive chunks anyway
+  if (status_ == SessionStatus::running && replay_len_ > 0) {  // one chunk: the subscriber would merge them anyway
     Event chunk{EventKind::chunk};
-    chunk.text = replay_;
+    chunk.text = turn_text_.substr(0, replay_len_);
     s->push(std::move(chunk));
   }
   subscribers_.push_back(s);
@@ -155,8 +186,7 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
   auto self = shared_from_this();
   if (status_ != SessionStatus::running && status_ != SessionStatus::starting) co_return;
   status_ = SessionStatus::running;
-  forget_replay();
-  turn_text_.clear();
+  forget_turn_text();
   last_turn_.reset();
   publish(Event{EventKind::turn_start});
   const auto t0 = std::chrono::steady_clock::now();
@@ -173,10 +203,14 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
     co_return;
   }
   Event done{EventKind::turn_completed};
-  done.turn.text = turn_text_;
+  if (turn_text_.size() > limits_.turn_text_bytes) {
+    turn_text_.resize(limits_.turn_text_bytes);
+    turn_text_ += "\n[…the rest of this answer was too long to repeat here]";
+  }
+  done.turn.text = std::move(turn_text_);
   done.turn.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  forget_replay();
+  forget_turn_text();
   status_ = SessionStatus::idle;
   last_turn_ = done;
   publish(std::move(done));
@@ -184,6 +218,8 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
 
 void Session::cancel_turn() {
   if (status_ == SessionStatus::running && in_backend_) {
+    cancel_requested_ = true;  // room() stops waiting: a cancelled turn's remaining output is read and let go
+    flow_->wake();
     backend_->cancel_turn();
   } else if (status_ == SessionStatus::running || status_ == SessionStatus::starting) {
     // The turn hasn't reached the AI yet (or the AI is still starting): don't send it.
@@ -196,14 +232,14 @@ void Session::end(SessionStatus final_status, std::string error) {
   status_ = final_status;
   if (final_status == SessionStatus::failed) error_ = error.empty() ? "The session failed" : error;
   start_timer_.cancel();
-  forget_replay();
-  turn_text_.clear();
+  forget_turn_text();
   last_turn_.reset();
   p_.request = {};
   publish(final_event());
   for (auto& w : subscribers_)
     if (auto s = w.lock()) s->end();
   subscribers_.clear();
+  flow_->wake();
   if (backend_) backend_->shutdown();
   tools_->end();  // the page's channel closes; waiting calls fail
   if (on_ended_) on_ended_(*this);
@@ -211,14 +247,10 @@ void Session::end(SessionStatus final_status, std::string error) {
 
 void Session::on_chunk(std::string text) {
   if (status_ != SessionStatus::running) return;
-  // turn_completed carries the whole text: bounded like the replay, and said when cut.
-  if (turn_text_.size() < limits_.turn_text_bytes) {
-    turn_text_ += text;
-    if (turn_text_.size() >= limits_.turn_text_bytes) {
-      turn_text_.resize(limits_.turn_text_bytes);
-      turn_text_ += "\n[…the rest of this answer was too long to repeat here]";
-    }
-  }
+  // One copy of the turn's text serves both the replay and turn_completed, each with its bound (the
+  // replay ends at a chunk's end; turn_completed's text is cut, and says so, when the turn ends).
+  if (turn_text_.size() < std::max(limits_.replay_bytes, limits_.turn_text_bytes + 1)) turn_text_ += text;
+  if (replay_len_ < limits_.replay_bytes) replay_len_ = turn_text_.size();
   publish_text(EventKind::chunk, std::move(text));
 }
 

@@ -102,9 +102,13 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   void on_log(std::string line) override;
   void on_exit(int code) override;
   void on_failed(std::string error) override;
+  // While a turn runs and every one of its readers is full (Subscriber::full), waits until one isn't. A cancel
+  // or the session's end stops the wait; a reader that never reads is ended by its own door's write
+  // deadline (an event stream's 30 s), which wakes it too.
+  boost::asio::awaitable<void> room() override;
 
  private:
-  void forget_replay();
+  void forget_turn_text();
   void publish(Event e);
   void publish_text(EventKind kind, std::string text);
   Event final_event() const;
@@ -123,12 +127,15 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   std::shared_ptr<AgentBackend> backend_;
   std::uint64_t seq_ = 0;
   std::vector<std::weak_ptr<Subscriber>> subscribers_;
-  // The current turn's chunk text so far, for new streams. One string, not an Event per chunk: a
-  // 100,000-token turn kept 100,000 Events (320 bytes each, mostly empty fields). A reader skips
-  // replayed text by its length, so how it is cut into chunks doesn't matter.
-  std::string replay_;
-  std::optional<Event> last_turn_;  // the last turn_completed, until the next turn starts
+  std::shared_ptr<Flow> flow_;  // the readers wake room() through it
+  bool reader_full() const;
+  // The current turn's chunk text so far: turn_completed's text, and the replay for new streams (its
+  // first replay_len_ bytes). One string, not an Event per chunk: a 100,000-token turn kept 100,000
+  // Events (320 bytes each, mostly empty fields), and not two (the replay and the answer were the
+  // same text twice). A reader skips replayed text by its length, so how it is cut doesn't matter.
   std::string turn_text_;
+  std::size_t replay_len_ = 0;
+  std::optional<Event> last_turn_;  // the last turn_completed, until the next turn starts
   bool in_backend_ = false;        // the current turn has reached the AI
   bool cancel_requested_ = false;  // cancel-turn before it did
   boost::asio::steady_timer start_timer_;

@@ -12,6 +12,14 @@ constexpr std::size_t kEventOverhead = 256;  // what an event costs beyond its t
 std::size_t cost(const Event& e) { return e.text.size() + e.turn.text.size() + kEventOverhead; }
 }  // namespace
 
+asio::awaitable<void> Flow::wait() {
+  if (closed_) co_return;
+  changed_.expires_at(asio::steady_timer::time_point::max());
+  co_await changed_.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+Subscriber::~Subscriber() { room_changed(); }
+
 void Subscriber::push(const Event& e) {
   if (ended_) return;
   // A reader that is behind gets consecutive text of the same kind as one event: a burst of chunks
@@ -26,6 +34,7 @@ void Subscriber::push(const Event& e) {
     overflowed_ = true;
     ended_ = true;
     wake_.cancel();
+    room_changed();
     return;
   }
   bytes_ += add;
@@ -40,6 +49,7 @@ void Subscriber::push(const Event& e) {
 void Subscriber::end() {
   ended_ = true;
   wake_.cancel();
+  room_changed();
 }
 
 asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idle_after) {
@@ -48,9 +58,11 @@ asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idl
     co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
   }
   if (!queue_.empty()) {
+    const bool was_full = full();
     Next n{Next::What::event, std::move(queue_.front())};
     queue_.pop_front();
     bytes_ = queue_.empty() ? 0 : bytes_ - std::min(bytes_, cost(n.event));
+    if (was_full && !full()) room_changed();
     co_return n;
   }
   co_return Next{ended_ ? Next::What::end : Next::What::idle, {}};

@@ -4,12 +4,18 @@
 // kMaxQueuedEvents events or kMaxQueuedBytes bytes anyway has its queue dropped and is ended; a
 // page then reopens the stream and gets the replay. Memory never grows with a slow reader, and a
 // fast one loses nothing (clients skip replayed text by its length, not by counting chunks).
+//
+// Before either policy applies, a reader holding kHighWaterBytes is *full*: when every reader of a
+// session is, its AI waits (Session::room()) and stops reading its model server or agent, so the
+// kernel's buffers push back on the model instead of the engine's memory filling. A reader that
+// drains, ends or goes away wakes it (Flow).
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <deque>
+#include <memory>
 
 #include "core/events.hpp"
 
@@ -17,10 +23,35 @@ namespace leuria::core {
 
 inline constexpr std::size_t kMaxQueuedEvents = 4096;
 inline constexpr std::size_t kMaxQueuedBytes = 8 * 1024 * 1024;
+inline constexpr std::size_t kHighWaterBytes = 64 * 1024;
+
+// The wake-up between a session's readers and its AI: the AI waits while a reader is full, and a
+// reader that drains, ends or goes away wakes it. Shared, so a reader may outlive its session.
+class Flow {
+ public:
+  explicit Flow(boost::asio::any_io_executor ex) : changed_(ex) {}
+  // Until the next wake() (or close()). One waiter at a time: a session has one AI reading.
+  boost::asio::awaitable<void> wait();
+  void wake() { changed_.cancel(); }
+  // The session is gone: wakes the waiter, and every later wait returns at once.
+  void close() {
+    closed_ = true;
+    changed_.cancel();
+  }
+  bool closed() const { return closed_; }
+
+ private:
+  bool closed_ = false;
+  boost::asio::steady_timer changed_;
+};
 
 class Subscriber {
  public:
-  explicit Subscriber(boost::asio::any_io_executor ex) : wake_(ex) {}
+  explicit Subscriber(boost::asio::any_io_executor ex, std::shared_ptr<Flow> flow = {})
+      : wake_(ex), flow_(std::move(flow)) {}
+  ~Subscriber();
+  Subscriber(const Subscriber&) = delete;
+  Subscriber& operator=(const Subscriber&) = delete;
 
   // Queues an event. After a final event the subscriber ends once it has been read.
   void push(const Event& e);
@@ -36,6 +67,8 @@ class Subscriber {
 
   bool ended() const { return ended_; }
   bool overflowed() const { return overflowed_; }
+  // Holds kHighWaterBytes or more not yet read: the AI should wait.
+  bool full() const { return !ended_ && bytes_ >= kHighWaterBytes; }
 
  private:
   std::deque<Event> queue_;
@@ -43,6 +76,10 @@ class Subscriber {
   bool ended_ = false;  // no more events will be queued
   bool overflowed_ = false;
   boost::asio::steady_timer wake_;
+  std::shared_ptr<Flow> flow_;
+  void room_changed() {
+    if (flow_) flow_->wake();
+  }
 };
 
 }  // namespace leuria::core

@@ -49,6 +49,7 @@ asio::awaitable<ClientResult> exchange(Stream& stream, beast::tcp_stream& tcp, b
   while (!parser.is_done()) {
     parser.get().body().data = chunk;
     parser.get().body().size = sizeof chunk;
+    if (stream_body && spec.before_read) co_await spec.before_read();
     tcp.expires_after(spec.read_timeout);
     // read_some, not read: hand over each piece as it arrives (streamed tokens), not 16 KB at a time.
     auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));

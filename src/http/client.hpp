@@ -21,6 +21,9 @@ struct ClientRequest {
   std::string body;
   std::chrono::seconds connect_timeout{10};
   std::chrono::seconds read_timeout{300};  // between two pieces of the answer
+  // Awaited before each read of a streamed (on_data) body: the caller's backpressure. The read
+  // timeout counts from when it returns, so a pause of ours is not the server's silence.
+  std::function<boost::asio::awaitable<void>()> before_read;
 };
 
 struct ClientResult {

@@ -228,6 +228,7 @@ asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& f
   std::string buffer;
   char chunk[65536];
   for (;;) {
+    if (is_stdout && handlers_.before_stdout_read) co_await handlers_.before_stdout_read();
     auto [ec, n] = co_await fd.async_read_some(asio::buffer(chunk), asio::as_tuple(asio::use_awaitable));
     if (ec) break;
     // Only the new bytes can hold a newline: rescanning the whole buffer on every read made a long

@@ -47,6 +47,9 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
     std::function<void(int exit_code)> on_exit;  // 128+signal when killed by a signal
     // The child broke a limit (a line longer than kMaxLineBytes); called once, just before it is killed.
     std::function<void(std::string what)> on_fault;
+    // Awaited before each read of stdout: the owner's backpressure. While it waits the child's
+    // writes fill the pipe and then block.
+    std::function<boost::asio::awaitable<void>()> before_stdout_read;
   };
 
   // The error is a plain sentence ("'gemini' was not found on PATH").

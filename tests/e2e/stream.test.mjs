@@ -61,6 +61,21 @@ const chunksOf = (s) => s.events.filter((e) => e.event === 'chunk').map((e) => e
 
 const sockets = [];
 
+/** The chunks a many-chunks agent had written once its progress stopped for 700 ms (it is paused). */
+async function agentPaused(eng) {
+  let last = -1;
+  let since = Date.now();
+  await poll(() => {
+    const n = Math.max(0, ...eng.readLog().filter((e) => e.kind === 'progress').map((e) => e.chunks));
+    if (n !== last) {
+      last = n;
+      since = Date.now();
+    }
+    return Date.now() - since >= 700;
+  }, { timeoutMs: 30000, intervalMs: 50 });
+  return last;
+}
+
 describe('session stream', { timeout: 120000 }, () => {
   after(async () => {
     for (const s of sockets) s.destroy();
@@ -253,10 +268,10 @@ describe('session stream', { timeout: 120000 }, () => {
     }
   });
 
-  it('a reader that falls far behind (24 MB of chunks) is disconnected, and the engine\'s memory stays bounded', async () => {
-    // More than the kernel's socket buffers (a few MB on loopback) and the engine's per-reader bound
-    // (README: 4,096 events or 8 MB), so the engine's own queue for this reader must fill up.
-    const eng = await startFakeEngine({ mode: 'many-chunks', env: { FAKE_ACP_CHUNKS: 3000, FAKE_ACP_CHUNK_PAD: 8000 } });
+  it('a reader that stops reading pauses the agent; at the write deadline it is disconnected and the turn goes on', async () => {
+    // 24 MB of chunks: more than the kernel's socket buffers (a few MB on loopback), so the engine's
+    // queue for this reader fills, the agent is paused, and the write deadline (3 s here) ends the stream.
+    const eng = await startFakeEngine({ mode: 'many-chunks', env: { FAKE_ACP_CHUNKS: 3000, FAKE_ACP_CHUNK_PAD: 8000 }, timings: { writeTimeoutMs: 3000 } });
     const p = await page(eng, 'farbehind');
     const id = await prepared(p.api, {});
     const sock = net.connect({ host: '127.0.0.1', port: eng.port });
@@ -277,6 +292,8 @@ describe('session stream', { timeout: 120000 }, () => {
     }, 20);
     try {
       assert.equal((await p.api.prompt(id, { prompt: 'flood' })).status, 200);
+      const paused = await agentPaused(eng);
+      assert.ok(paused > 0 && paused < 3000, `the agent should be paused part way (it wrote ${paused} of 3000 chunks)`);
       const idle = await poll(async () => (await p.api.get(id, { timeoutMs: 3000 })).json?.status === 'idle', { timeoutMs: 60000, intervalMs: 100 });
       assert.ok(idle, `the turn did not end (status ${(await p.api.get(id)).json?.status})`);
     } finally {
@@ -298,8 +315,60 @@ describe('session stream', { timeout: 120000 }, () => {
     again.close();
   });
 
+  it('a reader that pauses and then reads gets the whole turn: the agent waited for it, nothing was dropped', async () => {
+    const eng = await startFakeEngine({ mode: 'many-chunks', env: { FAKE_ACP_CHUNKS: 3000, FAKE_ACP_CHUNK_PAD: 8000 } });
+    const p = await page(eng, 'pauser');
+    const id = await prepared(p.api, {});
+    const reader = p.api.stream(id, { timeoutMs: 120000 });
+    assert.equal((await p.api.approve(id)).status, 200);
+    await reader.waitFor('ready', 10000);
+    reader.pause();
+    assert.equal((await p.api.prompt(id, { prompt: 'flood' })).status, 200);
+    const paused = await agentPaused(eng);
+    assert.ok(paused > 0 && paused < 3000, `the agent should be paused part way (it wrote ${paused} of 3000 chunks)`);
+    assert.equal((await p.api.get(id)).json.status, 'running');
+    reader.resume();
+    const done = await reader.waitFor('turn_completed', 60000);
+    assert.ok(done.data.text.length > 0);
+    const text = reader.events.filter((e) => e.event === 'chunk').map((e) => e.data).join('');
+    let whole = 0;
+    for (let i = 0; i < 3000; i++) whole += `chunk ${i}`.length + 8001;
+    assert.equal(text.length, whole, 'the reader got every chunk of the turn');
+    assert.ok(text.endsWith(`chunk 2999${'.'.repeat(8000)}\n`));
+    assert.ok(!reader.isEnded(), 'the stream is still open');
+    assert.deepEqual(reader.formatErrors, []);
+    reader.close();
+  });
+
+  it('a model server\'s answer waits for a paused reader too: 24 MB arrive whole once it reads', async () => {
+    const whole = Array.from({ length: 3000 }, (_, i) => `chunk ${i}${'.'.repeat(8000)}\n`).join('');
+    const srv = await startOpenAiServer({ respond: () => ({ text: whole, chunkSize: 8008 }) });
+    try {
+      const eng = await startEngine({
+        files: { 'config.json': { agent: 'llm:fake' }, 'providers.json': { providers: [{ id: 'fake', kind: 'openai', name: 'Fake', baseUrl: srv.url }] } },
+      });
+      const p = await page(eng, 'llmpause');
+      const id = await prepared(p.api, {});
+      const reader = p.api.stream(id, { timeoutMs: 120000 });
+      assert.equal((await p.api.approve(id)).status, 200);
+      await reader.waitFor('ready', 10000);
+      reader.pause();
+      assert.equal((await p.api.prompt(id, { prompt: 'flood' })).status, 200);
+      await sleep(1500);  // the kernel's buffers and the reader's queue fill; the engine stops reading the model
+      assert.equal((await p.api.get(id)).json.status, 'running');
+      reader.resume();
+      await reader.waitFor('turn_completed', 60000);
+      const text = reader.events.filter((e) => e.event === 'chunk').map((e) => e.data).join('');
+      assert.equal(text.length, whole.length, 'the reader got every chunk (none dropped for being behind)');
+      assert.ok(text === whole);
+      reader.close();
+    } finally {
+      await srv.close();
+    }
+  });
+
   it('a reader that does not read (20000 chunks) does not break the engine or grow its memory', async () => {
-    const eng = await startFakeEngine({ mode: 'many-chunks', env: { FAKE_ACP_CHUNKS: 20000 } });
+    const eng = await startFakeEngine({ mode: 'many-chunks', env: { FAKE_ACP_CHUNKS: 20000 }, timings: { writeTimeoutMs: 3000 } });
     const p = await page(eng, 'slowreader');
     const id = await prepared(p.api, { prompt: 'flood' });
     // The slow reader: a raw socket that sends the request and then never reads.

@@ -13,7 +13,8 @@
 //   FAKE_ACP_CHUNKS (20; 500 for many-chunks), FAKE_ACP_OPTION_STYLE
 //   (claude|old|gemini), FAKE_ACP_TOOL_NAME (mcp__webmcp__lookup),
 //   FAKE_ACP_CONFIG_OPTIONS=1 (with `models`: also a model config option),
-//   FAKE_ACP_CHUNK_PAD (0: extra characters in each `slow`/`many-chunks` chunk),
+//   FAKE_ACP_CHUNK_PAD (0: extra characters in each `slow`/`many-chunks` chunk; many-chunks logs
+//   {kind:"progress", chunks} every 100),
 //   FAKE_ACP_CALL_TOOL (lookup) and FAKE_ACP_CALL_ARGS ({}) for `mcp-call`.
 //
 // The SDK 2.x removed the legacy AgentSideConnection class; `agent()` +
@@ -350,6 +351,8 @@ const app = agent({ name: "leuria-fake-acp-agent" })
         for (let i = 0; i < CHUNKS; i++) {
           if (abort.signal.aborted) return { stopReason: "cancelled" };
           await say("agent_message_chunk", `chunk ${i}${PAD}\n`);
+          // Progress in the log: a test sees the agent paused when the engine stops reading it.
+          if (has("many-chunks") && (i + 1) % 100 === 0) log({ kind: "progress", chunks: i + 1 });
           if (has("slow")) await sleep(DELAY_MS);
         }
         return { stopReason: abort.signal.aborted ? "cancelled" : "end_turn" };

@@ -28,6 +28,8 @@ struct ScriptedBackend final : core::AgentBackend, std::enable_shared_from_this<
   bool images = false;
   bool cancelled = false;
   bool shut = false;
+  int flood = 0;   // > 0: the turn is this many 8 KB chunks, each after sink.room() (a streaming model)
+  int flooded = 0;  // chunks sent so far
   std::vector<std::vector<core::PromptBlock>> prompts;
 
   asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig) override {
@@ -43,6 +45,15 @@ struct ScriptedBackend final : core::AgentBackend, std::enable_shared_from_this<
     auto self = shared_from_this();
     prompts.push_back(blocks);
     cancelled = false;
+    if (flood > 0) {
+      for (flooded = 0; flooded < flood;) {
+        co_await sink.room();
+        if (cancelled || shut) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
+        sink.on_chunk(std::string(8192, 'x'));
+        ++flooded;
+      }
+      co_return core::TurnOutcome{};
+    }
     sink.on_chunk("echo: ");
     timer.expires_after(delay);
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -394,4 +405,76 @@ TEST(Session, TheReplayIsTheTurnsTextAndIsFreedAfterTheTurn) {
   EXPECT_EQ(s->status(), core::SessionStatus::idle);
   auto idle = s->subscribe();
   EXPECT_EQ(f.drain(*idle), (std::vector<K>{K::webmcp_ready, K::turn_completed, K::ready}));
+}
+
+// Backpressure: a reader that doesn't read pauses the AI at about kHighWaterBytes; reading, leaving,
+// a cancel or the session's end let it go on.
+TEST(Session, AFullReaderPausesTheAiUntilItReads) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) { b.flood = 200; };
+  auto s = f.prepare("go");
+  auto stalled = s->subscribe();
+  s->approve();
+  f.run(50ms);
+  auto& b = *f.factory.last;
+  const int per_fill = static_cast<int>(core::kHighWaterBytes / 8192);
+  EXPECT_EQ(s->status(), core::SessionStatus::running);
+  EXPECT_GE(b.flooded, per_fill - 1);
+  EXPECT_LE(b.flooded, per_fill + 1);  // paused: not 200 chunks (1.6 MB) queued for a reader who reads none
+  EXPECT_FALSE(stalled->overflowed());
+
+  // A reader that reads makes room each time: the AI goes on, and the turn ends.
+  auto read = f.drain(*stalled);
+  EXPECT_EQ(b.flooded, 200);
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  EXPECT_EQ(read.back(), K::turn_completed);
+
+  // The next turn, read by nobody, pauses again; the reader leaving lets it run to its end.
+  ASSERT_TRUE(s->prompt("again", {}));
+  f.run(50ms);
+  EXPECT_LE(b.flooded, per_fill + 1);
+  stalled.reset();
+  f.run(50ms);
+  EXPECT_EQ(b.flooded, 200);
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+}
+
+TEST(Session, CancelAndEndLetAPausedAiGo) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) { b.flood = 200; };
+  auto s = f.prepare("go");
+  auto stalled = s->subscribe();
+  s->approve();
+  f.run(50ms);
+  auto& b = *f.factory.last;
+  ASSERT_LT(b.flooded, 200);
+  s->cancel_turn();  // the paused turn sees its cancel at once
+  f.run(50ms);
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  EXPECT_LT(b.flooded, 200);
+
+  ASSERT_TRUE(s->prompt("again", {}));
+  f.run(50ms);
+  ASSERT_EQ(s->status(), core::SessionStatus::running);
+  s->end(core::SessionStatus::cancelled);
+  f.run(50ms);
+  EXPECT_TRUE(b.shut);
+  EXPECT_LT(b.flooded, 200);  // the wait returned (the backend saw its shutdown), no more chunks
+}
+
+TEST(Session, APausedAiOutlivingItsSessionIsWokenNotLeft) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) { b.flood = 200; };
+  auto s = f.prepare("go");
+  auto stalled = s->subscribe();
+  s->approve();
+  f.run(50ms);
+  auto backend = f.factory.last;  // keeps the backend (and its paused turn) alive
+  std::weak_ptr<core::Session> weak = s;
+  s->end(core::SessionStatus::cancelled);
+  s.reset();
+  f.book.reset();  // the session goes away while its AI waits for room
+  f.run(50ms);
+  EXPECT_TRUE(weak.expired());
+  EXPECT_TRUE(backend->shut);
 }

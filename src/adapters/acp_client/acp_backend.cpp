@@ -74,6 +74,14 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
   h.on_stdout_line = [weak](std::string line) {
     if (auto b = weak.lock(); b && b->rpc_) b->rpc_->receive(line);
   };
+  // A full reader pauses the agent: its output waits in the pipe, and then its writes block.
+  h.before_stdout_read = [weak]() -> asio::awaitable<void> {
+    auto b = weak.lock();
+    if (!b || b->shut_down_) co_return;
+    auto room = b->sink_.room();
+    b.reset();  // the wait doesn't keep the backend alive
+    co_await std::move(room);
+  };
   h.on_stderr_line = [weak](std::string line) {
     if (auto b = weak.lock(); b && !b->shut_down_) b->sink_.on_log(core::valid_utf8(line, 4096));
   };

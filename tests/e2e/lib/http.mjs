@@ -228,6 +228,7 @@ export function rawSend(target, data, { timeoutMs = 3000, untilMatch } = {}) {
  *   waitForEnd(timeoutMs=5000)
  *   names()         event names so far
  *   close()         drop the connection
+ *   pause(), resume()  stop and restart reading (a stalled reader: the kernel's buffers fill)
  */
 export function openStream(target, p, { headers = {}, timeoutMs = 60000 } = {}) {
   const port = portOf(target);
@@ -284,6 +285,7 @@ export function openStream(target, p, { headers = {}, timeoutMs = 60000 } = {}) 
   const req = http.request({ host: '127.0.0.1', port, method: 'GET', path: p, headers: h, agent: false, setHost: false }, (res) => {
     s.status = res.statusCode;
     s.headers = res.headers;
+    s._res = res;
     responseResolve({ status: res.statusCode, headers: res.headers });
     res.setEncoding('utf8');
     res.on('data', (c) => {
@@ -312,6 +314,8 @@ export function openStream(target, p, { headers = {}, timeoutMs = 60000 } = {}) 
     req.destroy();
     finish();
   };
+  s.pause = () => s._res?.pause();
+  s.resume = () => s._res?.resume();
   s.waitFor = (pred, ms = 5000, { from = 0 } = {}) => {
     const test = typeof pred === 'string' ? (e) => e.event === pred : pred;
     return new Promise((resolve, reject) => {
