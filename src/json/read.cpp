@@ -25,10 +25,13 @@ struct Builder {
   static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
   static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
 
+  // The stack of values being built starts in this buffer: most texts (a model's chunk, a page's
+  // request) never allocate for it.
+  unsigned char temp[1024];
   json::value_stack st;
   std::size_t members = 0;
 
-  Builder() { st.reset(); }
+  explicit Builder(json::storage_ptr sp) : st(json::storage_ptr(), temp, sizeof temp) { st.reset(std::move(sp)); }
   bool on_document_begin(error_code&) { return true; }
   bool on_document_end(error_code&) { return true; }
   bool on_array_begin(error_code&) { return true; }
@@ -137,8 +140,8 @@ std::string repeated_key(std::string_view text) {
 
 }  // namespace
 
-boost::system::result<json::value, ReadError> read(std::string_view text) {
-  json::basic_parser<Builder> p(options());
+boost::system::result<json::value, ReadError> read(std::string_view text, json::storage_ptr sp) {
+  json::basic_parser<Builder> p(options(), std::move(sp));
   error_code ec;
   const std::size_t used = p.write_some(false, text.data(), text.size(), ec);
   if (ec == json::error::too_deep)
@@ -157,8 +160,8 @@ boost::system::result<json::value, ReadError> read(std::string_view text) {
   return v;
 }
 
-boost::system::result<json::object, ReadError> read_object(std::string_view text) {
-  auto v = read(text);
+boost::system::result<json::object, ReadError> read_object(std::string_view text, json::storage_ptr sp) {
+  auto v = read(text, std::move(sp));
   if (!v) return v.error();
   if (!v->is_object()) return ReadError{"it is not a JSON object"};
   return std::move(v->as_object());

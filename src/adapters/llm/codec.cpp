@@ -83,7 +83,11 @@ Line parse_stream_line(std::string_view line) {
     out.done = true;
     return out;
   }
-  auto v = jsonio::read_object(line);
+  // A chunk is read and dropped at once: its values live in a buffer on the stack, not one heap
+  // allocation per string and object (the parse was most of a streamed token's cost).
+  unsigned char buffer[4096];
+  json::monotonic_resource arena(buffer, sizeof buffer);
+  auto v = jsonio::read_object(line, json::storage_ptr(&arena));
   if (!v) return out;
   Delta d;
   const auto& o = *v;
