@@ -353,8 +353,13 @@ static void run_call(const struct opts *o) {
     }
     write_full(fd, req, (size_t)rl);
     if (ws >= 0) {
-      // The page: the engine's callTool, answered at once with the same text the call carried.
+      // The page: the engine's callTool, answered at once with the same text the call carried. The
+      // engine's app-level ping (every 15 s) is answered as a page must, with a pong.
       ws_read_text(&ws_rd);
+      while (msg_has("\"type\":\"ping\"")) {
+        ws_send(ws, 0x1, "{\"type\":\"pong\"}", 15);
+        ws_read_text(&ws_rd);
+      }
       ws_in = ws_in_bytes;
       char *id = memmem(msg, msg_len, "\"id\":\"", 6);
       if (!id || !msg_has("\"callTool\"")) die("expected callTool, got %s", msg);

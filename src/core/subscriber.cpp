@@ -1,5 +1,7 @@
 #include "core/subscriber.hpp"
 
+#include "core/clock.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -54,7 +56,7 @@ void Subscriber::end() {
 
 asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idle_after) {
   if (queue_.empty() && !ended_) {
-    wake_.expires_after(idle_after);
+    wake_.expires_at(coalesced(std::chrono::steady_clock::now() + idle_after, idle_after));
     co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
   }
   if (!queue_.empty()) {

@@ -1,4 +1,5 @@
 #include "json/read.hpp"
+#include "json/scan.hpp"
 
 #include "core/plain_text.hpp"
 
@@ -140,20 +141,21 @@ std::string repeated_key(std::string_view text) {
 
 }  // namespace
 
+ReadError detail::refusal(std::string_view text, error_code ec, std::size_t used) {
+  if (ec == json::error::too_deep) return ReadError{"it nests deeper than " + std::to_string(max_depth) + " levels"};
+  if (ec == json::error::exponent_overflow) return ReadError{"it has a number too large for JSON"};
+  if (!core::is_utf8(text)) return ReadError{"it is not valid UTF-8"};
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return ReadError{"it is empty"};
+  return ReadError{"it is not valid JSON (" + ec.message() + " near byte " + std::to_string(used) + ")"};
+}
+
 boost::system::result<json::value, ReadError> read(std::string_view text, json::storage_ptr sp) {
   json::basic_parser<Builder> p(options(), std::move(sp));
   error_code ec;
   const std::size_t used = p.write_some(false, text.data(), text.size(), ec);
-  if (ec == json::error::too_deep)
-    return ReadError{"it nests deeper than " + std::to_string(max_depth) + " levels"};
-  if (ec == json::error::exponent_overflow) return ReadError{"it has a number too large for JSON"};
   // write_some stops after one value; anything but whitespace after it is a second value.
   if (!ec && text.substr(used).find_first_not_of(" \t\r\n") != std::string_view::npos) ec = json::error::extra_data;
-  if (ec || !p.done()) {
-    if (!core::is_utf8(text)) return ReadError{"it is not valid UTF-8"};
-    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return ReadError{"it is empty"};
-    return ReadError{"it is not valid JSON (" + ec.message() + " near byte " + std::to_string(used) + ")"};
-  }
+  if (ec || !p.done()) return detail::refusal(text, ec, used);
   json::value v = p.handler().st.release();
   if (p.handler().members != 0 && count_members(v) != p.handler().members)
     return ReadError{"the key \"" + repeated_key(text).substr(0, 100) + "\" appears twice in one object"};

@@ -4,6 +4,7 @@
 
 #include "core/plain_text.hpp"
 #include "json/read.hpp"
+#include "json/scan.hpp"
 
 namespace leuria::llm {
 
@@ -69,9 +70,103 @@ std::string request_body(const std::string& model, const json::array& messages,
 }
 
 namespace {
-std::string text_of(const json::value* v) {
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
+
+// Reads one streamed chunk (`chat.completion.chunk`) as the parser goes, keeping only what the
+// tool loop uses: choices[0]'s delta text, reasoning, tool-call parts and finish_reason, or a
+// top-level error. jsonio::scan, not a tree: this runs once per token.
+struct ChunkReader {
+  using Path = jsonio::Path;
+  enum class Kind { object, array, string, integer, other };
+
+  bool top_object = false;
+  bool error = false;  // a top-level "error" member, whatever its value
+  std::string error_text;
+  bool choices_array = false;
+  std::size_t choices = 0;
+  bool first_choice_object = false;
+  Delta d;
+  std::string reasoning_content, reasoning;
+  Delta::ToolCallPart part;
+  bool part_ok = true;
+  std::string* target = nullptr;  // where the string being read goes
+  std::optional<std::string>* optional_target = nullptr;
+
+  static bool in_first_choice(const Path& p) { return p.at(0, "choices") && p.at(1, std::size_t{0}); }
+  static bool in_delta(const Path& p) { return in_first_choice(p) && p.at(2, "delta"); }
+  static bool in_tool_call(const Path& p) { return in_delta(p) && p.at(3, "tool_calls") && p.depth() > 4 && p.is_array(4); }
+
+  // A value starts at `p` (for a container: before it opens).
+  void value(const Path& p, Kind k) {
+    const std::size_t depth = p.depth();
+    if (depth == 0) {
+      top_object = k == Kind::object;
+    } else if (depth == 1) {
+      if (p.at(0, "error")) {
+        error = true;
+        if (k == Kind::string) target = &error_text;
+      } else if (p.at(0, "choices")) {
+        choices_array = k == Kind::array;
+      }
+    } else if (depth == 2) {
+      if (p.at(0, "error") && p.at(1, "message") && k == Kind::string) target = &error_text;
+      if (in_first_choice(p)) first_choice_object = k == Kind::object;
+    } else if (depth == 3) {
+      if (in_first_choice(p) && p.at(2, "finish_reason") && k == Kind::string) optional_target = &d.finish_reason;
+    } else if (depth == 4) {
+      if (in_delta(p) && k == Kind::string) {
+        if (p.at(3, "content")) target = &d.content;
+        else if (p.at(3, "reasoning_content")) target = &reasoning_content;
+        else if (p.at(3, "reasoning")) target = &reasoning;
+      }
+    } else if (depth == 5) {
+      if (in_tool_call(p) && k == Kind::object) {  // an element that isn't an object is skipped
+        part = {};
+        part_ok = true;
+      }
+    } else if (depth == 6) {
+      if (in_tool_call(p) && !p.is_array(5)) {
+        // A garbage index (1.5, 1e12, "1", -1) drops the part, as a wrong index would misplace it.
+        if (p.at(5, "index") && k != Kind::integer) part_ok = false;
+        if (p.at(5, "id") && k == Kind::string) optional_target = &part.id;
+      }
+    } else if (depth == 7) {
+      if (in_tool_call(p) && p.at(5, "function") && k == Kind::string) {
+        if (p.at(6, "name")) optional_target = &part.name;
+        else if (p.at(6, "arguments")) target = &part.arguments;
+      }
+    }
+  }
+
+  // jsonio::scan's visitor
+  void begin(const Path& p, bool is_array) { value(p, is_array ? Kind::array : Kind::object); }
+  void end(const Path& p, bool is_array, std::size_t size) {
+    if (p.depth() == 1 && p.at(0, "choices") && is_array) choices = size;
+    if (p.depth() == 5 && !is_array && in_tool_call(p) && part_ok) d.tool_calls.push_back(std::move(part));
+  }
+  bool wants_string(const Path& p) {
+    target = nullptr;
+    optional_target = nullptr;
+    value(p, Kind::string);
+    return target || optional_target;
+  }
+  void string(const Path&, std::string s) {
+    if (target) *target = std::move(s);
+    if (optional_target) *optional_target = std::move(s);
+    target = nullptr;
+    optional_target = nullptr;
+  }
+  void integer(const Path& p, std::int64_t i) {
+    value(p, Kind::integer);
+    if (p.depth() == 6 && in_tool_call(p) && p.at(5, "index")) {
+      if (i < 0 || i >= kMaxToolCalls)
+        part_ok = false;
+      else
+        part.index = static_cast<int>(i);
+    }
+  }
+  void other(const Path& p) { value(p, Kind::other); }
+};
+
 }  // namespace
 
 Line parse_stream_line(std::string_view line) {
@@ -83,55 +178,21 @@ Line parse_stream_line(std::string_view line) {
     out.done = true;
     return out;
   }
-  // A chunk is read and dropped at once: its values live in a buffer on the stack, not one heap
-  // allocation per string and object (the parse was most of a streamed token's cost).
-  unsigned char buffer[4096];
-  json::monotonic_resource arena(buffer, sizeof buffer);
-  auto v = jsonio::read_object(line, json::storage_ptr(&arena));
-  if (!v) return out;
-  Delta d;
-  const auto& o = *v;
-  if (auto* err = o.if_contains("error")) {
-    d.error = err->is_object() ? text_of(err->as_object().if_contains("message")) : text_of(err);
-    if (d.error->empty()) d.error = "The model server reported an error";
-    out.delta = std::move(d);
+  ChunkReader r;
+  if (!jsonio::scan(line, r) || !r.top_object) return out;  // not a JSON object: not a chunk
+  if (r.error) {
+    Delta e;
+    e.error = r.error_text.empty() ? "The model server reported an error" : std::move(r.error_text);
+    out.delta = std::move(e);
     return out;
   }
-  auto* choices = o.if_contains("choices");
-  if (!choices || !choices->is_array() || choices->as_array().empty()) {
-    out.delta = std::move(d);
+  if (!r.choices_array || r.choices == 0) {  // a chunk without a choice (usage, keep-alive): nothing to say
+    out.delta = Delta{};
     return out;
   }
-  const auto& choice = choices->as_array()[0];
-  if (!choice.is_object()) return out;
-  if (auto* fr = choice.as_object().if_contains("finish_reason"); fr && fr->is_string())
-    d.finish_reason = std::string(fr->as_string());
-  auto* delta = choice.as_object().if_contains("delta");
-  if (delta && delta->is_object()) {
-    const auto& dd = delta->as_object();
-    d.content = text_of(dd.if_contains("content"));
-    d.reasoning = text_of(dd.if_contains("reasoning_content"));
-    if (d.reasoning.empty()) d.reasoning = text_of(dd.if_contains("reasoning"));
-    if (auto* tcs = dd.if_contains("tool_calls"); tcs && tcs->is_array()) {
-      for (auto& tc : tcs->as_array()) {
-        if (!tc.is_object()) continue;
-        const auto& t = tc.as_object();
-        Delta::ToolCallPart part;
-        // to_number<int> throws on 1.5 or 1e12, and nothing here may throw: a garbage index drops the part.
-        if (auto* i = t.if_contains("index")) {
-          if (!i->is_int64() || i->as_int64() < 0 || i->as_int64() >= kMaxToolCalls) continue;
-          part.index = static_cast<int>(i->as_int64());
-        }
-        if (auto* id = t.if_contains("id"); id && id->is_string()) part.id = std::string(id->as_string());
-        if (auto* f = t.if_contains("function"); f && f->is_object()) {
-          if (auto* n = f->as_object().if_contains("name"); n && n->is_string()) part.name = std::string(n->as_string());
-          part.arguments = text_of(f->as_object().if_contains("arguments"));
-        }
-        d.tool_calls.push_back(std::move(part));
-      }
-    }
-  }
-  out.delta = std::move(d);
+  if (!r.first_choice_object) return out;
+  r.d.reasoning = !r.reasoning_content.empty() ? std::move(r.reasoning_content) : std::move(r.reasoning);
+  out.delta = std::move(r.d);
   return out;
 }
 

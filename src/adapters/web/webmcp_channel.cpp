@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "adapters/web/webmcp_codec.hpp"
+#include "core/clock.hpp"
 
 namespace leuria::web {
 
@@ -33,14 +34,14 @@ void PageSocketLink::close() {
 }
 
 asio::awaitable<void> PageSocketLink::write_loop(http::WebSocket& ws) {
-  auto next_ping = std::chrono::steady_clock::now() + ping_every_;
+  auto next_ping = core::coalesced(std::chrono::steady_clock::now() + ping_every_, ping_every_);
   while (!closing_) {
     if (out_.empty()) {
       wake_.expires_at(next_ping);
       co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
       if (std::chrono::steady_clock::now() >= next_ping && !closing_) {
         enqueue(encode_ping());
-        next_ping = std::chrono::steady_clock::now() + ping_every_;
+        next_ping = core::coalesced(std::chrono::steady_clock::now() + ping_every_, ping_every_);
       }
       continue;
     }

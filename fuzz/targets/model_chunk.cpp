@@ -1,0 +1,40 @@
+// Fuzz target: a model server's streamed line (adapters/llm/codec.cpp parse_stream_line), read
+// without a tree by jsonio::scan. Input: the bytes after "data: ".
+//
+// Checks (differential): the line reads exactly as the tree-building reference reads it
+// (tests/unit/chunk_reference.hpp): the same text, reasoning, finish reason, error and tool-call
+// parts, or nothing for both; and jsonio::scan accepts exactly what jsonio::read accepts, with the
+// same sentence when it refuses.
+#include <boost/json.hpp>
+
+#include "../../tests/unit/chunk_reference.hpp"
+#include "json/scan.hpp"
+#include "support/world.hpp"
+
+using namespace leuria;
+using fuzz::check;
+
+namespace {
+struct Nothing {
+  void begin(const jsonio::Path&, bool) {}
+  void end(const jsonio::Path&, bool, std::size_t) {}
+  bool wants_string(const jsonio::Path&) { return true; }  // every string copied: exercises the parts
+  void string(const jsonio::Path&, std::string) {}
+  void integer(const jsonio::Path&, std::int64_t) {}
+  void other(const jsonio::Path&) {}
+};
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  Nothing n;
+  auto scanned = jsonio::scan(text, n);
+  auto read = jsonio::read(text);
+  check(scanned.has_value() == read.has_value(), "scan and read disagree on whether the text is JSON");
+  if (!scanned) check(scanned.error().message == read.error().message, "scan and read refuse with different words");
+
+  const std::string line = "data: " + std::string(text);
+  check(oracle::describe(llm::parse_stream_line(line)) == oracle::describe(oracle::reference_parse_stream_line(line)),
+        "the chunk reader and the tree reading disagree");
+  return 0;
+}
