@@ -149,8 +149,9 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::size_t max_conne
       continue;
     }
     // Small answers go out at once. With Nagle's algorithm, the second small write of a kept-alive
-    // answer (a streamed MCP answer's last chunk, an event after an event) waited for the client's
-    // delayed ACK: 40 ms per tools/call on a reused connection (bench scenario 4).
+    // answer (a streamed MCP answer's last chunk) waited for the client's delayed ACK: 40 ms per
+    // tools/call on a reused connection (bench scenario 4). Event streams turn it back on
+    // (http/server.cpp write_streamed).
     boost::system::error_code ignored;
     socket.set_option(asio::ip::tcp::no_delay(true), ignored);
     on_socket(std::move(socket), Slot(table));
