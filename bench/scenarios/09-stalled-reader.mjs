@@ -11,6 +11,9 @@
 // (the median) and whether every stream's writes were blocked then. The readers then resume; what
 // arrives is counted (a reader the relay dropped gets less than all), and RSS is read again once all is
 // read (what the relay keeps after a turn: the engine keeps the turn's text in the conversation).
+// The upstream also counts the text it wrote (textBytes): the text the relay read while stalled, which
+// the engine must keep (replay, turn_completed, the model's conversation); the target bounds the
+// growth beyond two copies of it (docs/PERFORMANCE.md says why the target changed).
 
 import { sleep } from '../../tests/e2e/lib/engine.mjs';
 import { startNginxRelay, startNodeRelay } from '../lib/contenders.mjs';
