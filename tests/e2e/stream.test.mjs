@@ -61,6 +61,18 @@ const chunksOf = (s) => s.events.filter((e) => e.event === 'chunk').map((e) => e
 
 const sockets = [];
 
+/** An approved session whose stream is open and paused (it reads nothing), prompted with 'flood'. */
+async function floodPausedReader(eng, prefix) {
+  const p = await page(eng, prefix);
+  const id = await prepared(p.api, {});
+  const reader = p.api.stream(id, { timeoutMs: 120000 });
+  assert.equal((await p.api.approve(id)).status, 200);
+  await reader.waitFor('ready', 10000);
+  reader.pause();
+  assert.equal((await p.api.prompt(id, { prompt: 'flood' })).status, 200);
+  return { p, id, reader };
+}
+
 /** The chunks a many-chunks agent had written once its progress stopped for 700 ms (it is paused). */
 async function agentPaused(eng) {
   let last = -1;
@@ -317,13 +329,7 @@ describe('session stream', { timeout: 120000 }, () => {
 
   it('a reader that pauses and then reads gets the whole turn: the agent waited for it, nothing was dropped', async () => {
     const eng = await startFakeEngine({ mode: 'many-chunks', env: { FAKE_ACP_CHUNKS: 3000, FAKE_ACP_CHUNK_PAD: 8000 } });
-    const p = await page(eng, 'pauser');
-    const id = await prepared(p.api, {});
-    const reader = p.api.stream(id, { timeoutMs: 120000 });
-    assert.equal((await p.api.approve(id)).status, 200);
-    await reader.waitFor('ready', 10000);
-    reader.pause();
-    assert.equal((await p.api.prompt(id, { prompt: 'flood' })).status, 200);
+    const { p, id, reader } = await floodPausedReader(eng, 'pauser');
     const paused = await agentPaused(eng);
     assert.ok(paused > 0 && paused < 3000, `the agent should be paused part way (it wrote ${paused} of 3000 chunks)`);
     assert.equal((await p.api.get(id)).json.status, 'running');
@@ -347,13 +353,7 @@ describe('session stream', { timeout: 120000 }, () => {
       const eng = await startEngine({
         files: { 'config.json': { agent: 'llm:fake' }, 'providers.json': { providers: [{ id: 'fake', kind: 'openai', name: 'Fake', baseUrl: srv.url }] } },
       });
-      const p = await page(eng, 'llmpause');
-      const id = await prepared(p.api, {});
-      const reader = p.api.stream(id, { timeoutMs: 120000 });
-      assert.equal((await p.api.approve(id)).status, 200);
-      await reader.waitFor('ready', 10000);
-      reader.pause();
-      assert.equal((await p.api.prompt(id, { prompt: 'flood' })).status, 200);
+      const { p, id, reader } = await floodPausedReader(eng, 'llmpause');
       await sleep(1500);  // the kernel's buffers and the reader's queue fill; the engine stops reading the model
       assert.equal((await p.api.get(id)).json.status, 'running');
       reader.resume();

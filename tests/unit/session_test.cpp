@@ -407,15 +407,22 @@ TEST(Session, TheReplayIsTheTurnsTextAndIsFreedAfterTheTurn) {
   EXPECT_EQ(f.drain(*idle), (std::vector<K>{K::webmcp_ready, K::turn_completed, K::ready}));
 }
 
-// Backpressure: a reader that doesn't read pauses the AI at about kHighWaterBytes; reading, leaving,
-// a cancel or the session's end let it go on.
-TEST(Session, AFullReaderPausesTheAiUntilItReads) {
-  Fixture f;
+// A session whose AI sends 200 chunks of 8 KB, each after room(), to a reader that reads none; run
+// until the AI is paused.
+static std::pair<std::shared_ptr<core::Session>, std::shared_ptr<core::Subscriber>> flooded_session(Fixture& f) {
   f.factory.tune = [](ScriptedBackend& b) { b.flood = 200; };
   auto s = f.prepare("go");
   auto stalled = s->subscribe();
   s->approve();
   f.run(50ms);
+  return {s, stalled};
+}
+
+// Backpressure: a reader that doesn't read pauses the AI at about kHighWaterBytes; reading, leaving,
+// a cancel or the session's end let it go on.
+TEST(Session, AFullReaderPausesTheAiUntilItReads) {
+  Fixture f;
+  auto [s, stalled] = flooded_session(f);
   auto& b = *f.factory.last;
   const int per_fill = static_cast<int>(core::kHighWaterBytes / 8192);
   EXPECT_EQ(s->status(), core::SessionStatus::running);
@@ -441,11 +448,7 @@ TEST(Session, AFullReaderPausesTheAiUntilItReads) {
 
 TEST(Session, CancelAndEndLetAPausedAiGo) {
   Fixture f;
-  f.factory.tune = [](ScriptedBackend& b) { b.flood = 200; };
-  auto s = f.prepare("go");
-  auto stalled = s->subscribe();
-  s->approve();
-  f.run(50ms);
+  auto [s, stalled] = flooded_session(f);
   auto& b = *f.factory.last;
   ASSERT_LT(b.flooded, 200);
   s->cancel_turn();  // the paused turn sees its cancel at once
@@ -464,11 +467,7 @@ TEST(Session, CancelAndEndLetAPausedAiGo) {
 
 TEST(Session, APausedAiOutlivingItsSessionIsWokenNotLeft) {
   Fixture f;
-  f.factory.tune = [](ScriptedBackend& b) { b.flood = 200; };
-  auto s = f.prepare("go");
-  auto stalled = s->subscribe();
-  s->approve();
-  f.run(50ms);
+  auto [s, stalled] = flooded_session(f);
   auto backend = f.factory.last;  // keeps the backend (and its paused turn) alive
   std::weak_ptr<core::Session> weak = s;
   s->end(core::SessionStatus::cancelled);
