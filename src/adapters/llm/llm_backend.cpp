@@ -102,8 +102,12 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
   req.headers = auth_headers();
   req.body = request_body(*model_, messages_, tools_->tools(), forbid_tools);
   req.read_timeout = std::chrono::ceil<std::chrono::seconds>(stall_);
-  // A full reader pauses the model: its tokens wait in the kernel's buffers, not in ours.
-  req.before_read = [this]() { return sink_.room(); };
+  // A full reader pauses the model: its tokens wait in the kernel's buffers, not in ours. Never after
+  // shutdown: the session may be gone (a read that completed just before the abort comes back here).
+  req.before_read = [this]() -> asio::awaitable<void> {
+    if (shut_down_ || cancelled_) co_return;
+    co_await sink_.room();
+  };
   abort_ = std::make_shared<http::Abort>();
   std::optional<std::string> stream_error;
   std::optional<std::string> too_big;
