@@ -32,7 +32,7 @@ struct Builder {
   json::value_stack st;
   std::size_t members = 0;
 
-  explicit Builder(json::storage_ptr sp) : st(json::storage_ptr(), temp, sizeof temp) { st.reset(std::move(sp)); }
+  Builder() : st(json::storage_ptr(), temp, sizeof temp) { st.reset(); }
   bool on_document_begin(error_code&) { return true; }
   bool on_document_end(error_code&) { return true; }
   bool on_array_begin(error_code&) { return true; }
@@ -141,7 +141,10 @@ std::string repeated_key(std::string_view text) {
 
 }  // namespace
 
-ReadError detail::refusal(std::string_view text, error_code ec, std::size_t used) {
+std::optional<ReadError> detail::refusal(std::string_view text, error_code ec, std::size_t used, bool done) {
+  // write_some stops after one value; anything but whitespace after it is a second value.
+  if (!ec && text.substr(used).find_first_not_of(" \t\r\n") != std::string_view::npos) ec = json::error::extra_data;
+  if (!ec && done) return std::nullopt;
   if (ec == json::error::too_deep) return ReadError{"it nests deeper than " + std::to_string(max_depth) + " levels"};
   if (ec == json::error::exponent_overflow) return ReadError{"it has a number too large for JSON"};
   if (!core::is_utf8(text)) return ReadError{"it is not valid UTF-8"};
@@ -149,21 +152,19 @@ ReadError detail::refusal(std::string_view text, error_code ec, std::size_t used
   return ReadError{"it is not valid JSON (" + ec.message() + " near byte " + std::to_string(used) + ")"};
 }
 
-boost::system::result<json::value, ReadError> read(std::string_view text, json::storage_ptr sp) {
-  json::basic_parser<Builder> p(options(), std::move(sp));
+boost::system::result<json::value, ReadError> read(std::string_view text) {
+  json::basic_parser<Builder> p(options());
   error_code ec;
   const std::size_t used = p.write_some(false, text.data(), text.size(), ec);
-  // write_some stops after one value; anything but whitespace after it is a second value.
-  if (!ec && text.substr(used).find_first_not_of(" \t\r\n") != std::string_view::npos) ec = json::error::extra_data;
-  if (ec || !p.done()) return detail::refusal(text, ec, used);
+  if (auto refused = detail::refusal(text, ec, used, p.done())) return *refused;
   json::value v = p.handler().st.release();
   if (p.handler().members != 0 && count_members(v) != p.handler().members)
     return ReadError{"the key \"" + repeated_key(text).substr(0, 100) + "\" appears twice in one object"};
   return v;
 }
 
-boost::system::result<json::object, ReadError> read_object(std::string_view text, json::storage_ptr sp) {
-  auto v = read(text, std::move(sp));
+boost::system::result<json::object, ReadError> read_object(std::string_view text) {
+  auto v = read(text);
   if (!v) return v.error();
   if (!v->is_object()) return ReadError{"it is not a JSON object"};
   return std::move(v->as_object());

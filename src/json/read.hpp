@@ -9,7 +9,6 @@
 //   - the text must be valid UTF-8 (Boost.JSON's default, kept), with no comments or trailing commas;
 //   - numbers as Boost.JSON reads them (int64, uint64, else double).
 // Errors are values with a sentence a person can read ("the key \"id\" appears twice in one object").
-#include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
 #include <boost/system/result.hpp>
 #include <cstddef>
@@ -24,12 +23,9 @@ struct ReadError {
   std::string message;  // lower-case clause, e.g. "it nests deeper than 64 levels"
 };
 
-// `sp`: where the value's memory comes from (default: the heap). A caller that only looks at the
-// value briefly may pass a monotonic_resource on its stack: no allocation per string and object.
-boost::system::result<boost::json::value, ReadError> read(std::string_view text, boost::json::storage_ptr sp = {});
+boost::system::result<boost::json::value, ReadError> read(std::string_view text);
 
 // read(), then insists on an object: the shape of every message and file the engine accepts.
-boost::system::result<boost::json::object, ReadError> read_object(std::string_view text,
-                                                                  boost::json::storage_ptr sp = {});
+boost::system::result<boost::json::object, ReadError> read_object(std::string_view text);
 
 }  // namespace leuria::jsonio

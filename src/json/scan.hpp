@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -191,8 +192,9 @@ class ScanHandler : public Path {
   std::uint32_t key_start_ = 0;
 };
 
-// The sentence for a text the parser refused (shared with read()).
-ReadError refusal(std::string_view text, boost::system::error_code ec, std::size_t used);
+// After the parser stopped at `used` with `ec`: the sentence when the text is refused (an error,
+// an unfinished value, or anything but whitespace after the value), else nothing. Shared with read().
+std::optional<ReadError> refusal(std::string_view text, boost::system::error_code ec, std::size_t used, bool done);
 
 }  // namespace detail
 
@@ -205,8 +207,7 @@ boost::system::result<void, ReadError> scan(std::string_view text, Visitor& visi
   boost::json::basic_parser<detail::ScanHandler<Visitor>> p(o, visitor);
   boost::system::error_code ec;
   const std::size_t used = p.write_some(false, text.data(), text.size(), ec);
-  if (!ec && text.substr(used).find_first_not_of(" \t\r\n") != std::string_view::npos) ec = boost::json::error::extra_data;
-  if (ec || !p.done()) return detail::refusal(text, ec, used);
+  if (auto refused = detail::refusal(text, ec, used, p.done())) return *refused;
   if (p.handler().repeated_found)
     return ReadError{"the key \"" + p.handler().repeated.substr(0, 100) + "\" appears twice in one object"};
   return {};
