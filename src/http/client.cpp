@@ -26,6 +26,7 @@ void Abort::abort() {
 namespace {
 
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
+constexpr std::size_t kReadBytes = 16 * 1024;
 
 template <class Stream>
 asio::awaitable<ClientResult> exchange(Stream& stream, beast::tcp_stream& tcp, bhttp::request<bhttp::string_body>& req,
@@ -37,7 +38,10 @@ asio::awaitable<ClientResult> exchange(Stream& stream, beast::tcp_stream& tcp, b
     out.error = "The request could not be sent: " + wec.message();
     co_return out;
   }
+  // Room for what one read can bring: a flat_buffer that starts empty reads 512 bytes at a time
+  // (Beast's read size is max(512, free capacity)), two or three streamed tokens a read.
   beast::flat_buffer buffer;
+  buffer.reserve(kReadBytes);
   bhttp::response_parser<bhttp::buffer_body> parser;
   parser.body_limit(boost::none);
   auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
@@ -48,24 +52,55 @@ asio::awaitable<ClientResult> exchange(Stream& stream, beast::tcp_stream& tcp, b
   out.status = parser.get().result_int();
   const bool stream_body = out.status / 100 == 2 && on_data;
   char chunk[16384];
-  while (!parser.is_done()) {
-    parser.get().body().data = chunk;
-    parser.get().body().size = sizeof chunk;
+  std::size_t got = 0;  // body bytes in chunk, not yet handed over
+  auto hand_over = [&] {
+    bool more = true;
+    if (got > 0 && stream_body)
+      more = on_data(std::string_view(chunk, got));
+    else if (got > 0 && out.body.size() < kMaxErrorBody)
+      out.body.append(chunk, std::min(got, kMaxErrorBody - out.body.size()));
+    got = 0;
+    return more;
+  };
+  // The body is parsed here, not by bhttp::async_read_some: that stops after each chunk of a chunked
+  // body (one token of a model's stream) and completes through the scheduler, so every token cost a
+  // scheduler trip and a write of its own to the page even when a read had brought a hundred. Here
+  // a read is parsed whole and handed over at once; each piece still goes on as soon as it arrives.
+  for (;;) {
+    beast::error_code ec;
+    while (!parser.is_done() && buffer.size() > 0) {
+      parser.get().body().data = chunk + got;
+      parser.get().body().size = sizeof chunk - got;
+      const std::size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      got = sizeof chunk - parser.get().body().size;
+      if (ec == bhttp::error::need_buffer || got == sizeof chunk) {
+        ec = {};
+        if (!hand_over()) co_return out;
+        continue;
+      }
+      if (ec == bhttp::error::need_more) ec = {};
+      if (ec || used == 0) break;
+    }
+    if (!hand_over()) co_return out;
+    if (ec) {
+      out.error = "The answer broke off: " + ec.message();
+      co_return out;
+    }
+    if (parser.is_done()) break;
     if (stream_body && spec.before_read) co_await spec.before_read();
     tcp.expires_after(spec.read_timeout);
-    // read_some, not read: hand over each piece as it arrives (streamed tokens), not 16 KB at a time.
-    auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
-    if (ec == bhttp::error::need_buffer) ec = {};
-    const std::size_t got = sizeof chunk - parser.get().body().size;
-    if (got > 0) {
-      if (stream_body) {
-        if (!on_data(std::string_view(chunk, got))) co_return out;
-      } else if (out.body.size() < kMaxErrorBody) {
-        out.body.append(chunk, std::min(got, kMaxErrorBody - out.body.size()));
+    auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kReadBytes), asio::as_tuple(asio::use_awaitable));
+    buffer.commit(n);
+    if (rec == asio::error::eof) {
+      // The end of a body that runs to the close, or a body cut short (the parser says which).
+      parser.put_eof(ec);
+      if (ec) {
+        out.error = "The answer broke off: " + ec.message();
+        co_return out;
       }
-    }
-    if (ec) {
-      out.error = ec == beast::error::timeout ? "The server stopped answering" : "The answer broke off: " + ec.message();
+    } else if (rec) {
+      out.error = rec == beast::error::timeout ? "The server stopped answering" : "The answer broke off: " + rec.message();
       co_return out;
     }
   }

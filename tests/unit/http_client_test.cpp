@@ -1,0 +1,160 @@
+// The HTTP client's body reading (http/client.cpp), against a raw loopback server that writes
+// scripted bytes: what a read brings is handed over at once, a piece that arrives alone is handed
+// over before the next one comes, and the ends of a body (its length, its last chunk, the close,
+// a cut) are told apart.
+#include <gtest/gtest.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "http/client.hpp"
+
+using namespace leuria;
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+std::string chunked(const std::string& piece) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+  return size + piece + "\r\n";
+}
+
+const std::string kChunkedHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+// One request, answered by `script`, which writes to the accepted socket as it likes.
+struct Exchange {
+  using Script = std::function<asio::awaitable<void>(tcp::socket&)>;
+  asio::io_context ioc;
+  tcp::acceptor acceptor{ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0)};
+  std::vector<std::string> pieces;  // each on_data call
+  http::ClientResult result;
+
+  void run(Script script) {
+    asio::co_spawn(ioc, [this, script]() -> asio::awaitable<void> {
+      auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
+      if (ec) co_return;
+      char request[4096];
+      co_await socket.async_read_some(asio::buffer(request), asio::as_tuple(asio::use_awaitable));
+      co_await script(socket);
+    }, asio::detached);
+    http::ClientRequest req;
+    req.url = "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/stream";
+    req.read_timeout = std::chrono::seconds(5);
+    asio::co_spawn(ioc, http::fetch(ioc.get_executor(), req, [this](std::string_view d) {
+      pieces.emplace_back(d);
+      return true;
+    }, nullptr), [this](std::exception_ptr, http::ClientResult r) { result = std::move(r); });
+    ioc.run_for(std::chrono::seconds(10));
+  }
+  std::string body() const {
+    std::string all;
+    for (auto& p : pieces) all += p;
+    return all;
+  }
+};
+
+asio::awaitable<void> send(tcp::socket& s, const std::string& bytes) {
+  co_await asio::async_write(s, asio::buffer(bytes), asio::as_tuple(asio::use_awaitable));
+}
+
+asio::awaitable<void> pause(std::chrono::milliseconds ms) {
+  asio::steady_timer t(co_await asio::this_coro::executor, ms);
+  co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+}  // namespace
+
+TEST(HttpClientBody, ChunksThatArriveTogetherAreHandedOverTogether) {
+  // A model's burst: 200 tokens, one chunk each, in one write. They were once handed over one
+  // chunk at a time, each through the scheduler, each written to the page on its own.
+  std::string tokens, wire = kChunkedHead;
+  for (int i = 0; i < 200; ++i) {
+    const std::string line = "data: {\"t\":" + std::to_string(i) + "}\n\n";
+    tokens += line;
+    wire += chunked(line);
+  }
+  Exchange x;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, wire);
+    co_await pause(std::chrono::milliseconds(50));
+    co_await send(s, "0\r\n\r\n");
+  });
+  EXPECT_TRUE(x.result.complete) << x.result.error;
+  EXPECT_EQ(x.result.status, 200u);
+  EXPECT_EQ(x.body(), tokens);
+  EXPECT_EQ(x.pieces.size(), 1u);
+}
+
+TEST(HttpClientBody, APieceThatArrivesAloneIsHandedOverBeforeTheNextComes) {
+  // The trailing CRLF of a chunk is only read with the next chunk's header: a reader that waited
+  // for it would hold every token of a paced stream until the next one.
+  Exchange x;
+  std::size_t seen_before_second = 0;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, kChunkedHead + chunked("data: one\n\n"));
+    for (int i = 0; i < 200 && x.pieces.empty(); ++i) co_await pause(std::chrono::milliseconds(10));
+    seen_before_second = x.pieces.size();
+    co_await send(s, chunked("data: two\n\n") + "0\r\n\r\n");
+  });
+  EXPECT_TRUE(x.result.complete) << x.result.error;
+  EXPECT_EQ(seen_before_second, 1u);
+  EXPECT_EQ(x.body(), "data: one\n\ndata: two\n\n");
+}
+
+TEST(HttpClientBody, ABodyLargerThanTheBufferArrivesWhole) {
+  std::string big;
+  for (int i = 0; big.size() < 100 * 1024; ++i) big += std::to_string(i) + ",";
+  Exchange x;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(big.size()) + "\r\n\r\n" + big);
+  });
+  EXPECT_TRUE(x.result.complete) << x.result.error;
+  EXPECT_EQ(x.body(), big);
+  EXPECT_GE(x.pieces.size(), 7u);  // 16 KB at most per piece
+}
+
+TEST(HttpClientBody, ABodyThatRunsToTheCloseIsComplete) {
+  Exchange x;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello ");
+    co_await pause(std::chrono::milliseconds(20));
+    co_await send(s, "world");
+    s.close();
+  });
+  EXPECT_TRUE(x.result.complete) << x.result.error;
+  EXPECT_EQ(x.body(), "hello world");
+}
+
+TEST(HttpClientBody, AChunkedBodyCutShortIsAnErrorAfterWhatCame) {
+  Exchange x;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, kChunkedHead + chunked("data: kept\n\n") + "40\r\npartial");
+    s.close();
+  });
+  EXPECT_FALSE(x.result.complete);
+  EXPECT_EQ(x.result.status, 200u);
+  EXPECT_TRUE(x.result.error.starts_with("The answer broke off: ")) << x.result.error;
+  EXPECT_TRUE(x.body().starts_with("data: kept\n\n")) << x.body();
+}
+
+TEST(HttpClientBody, AnErrorAnswersBodyIsKeptNotStreamed) {
+  Exchange x;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 20\r\n\r\n{\"error\":\"no model\"}");
+  });
+  EXPECT_TRUE(x.result.complete) << x.result.error;
+  EXPECT_EQ(x.result.status, 500u);
+  EXPECT_EQ(x.result.body, "{\"error\":\"no model\"}");
+  EXPECT_TRUE(x.pieces.empty());
+}
