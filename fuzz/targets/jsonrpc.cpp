@@ -6,7 +6,7 @@
 //   engine's own requests initialize (id 1), session/new (2) and session/prompt (3) waiting, their
 //   results decoded by adapters/acp_client/codec.cpp; the agent's requests are answered by the
 //   permission policy (core/permission.cpp) as acp_backend.cpp does, its notifications decoded by
-//   parse_update.
+//   parse_update; and a line the text-chunk fast path (scan_text_update) reads, it reads as they do.
 // Checks: no exception leaves a door; MCP answers 200, 202 or 400, each a JSON-RPC 2.0 response
 // (one of result/error) whose id is the request's; a streamed answer is exactly one SSE "message"
 // event (or JSON after blank keep-alive lines) with the same; ACP sends only JSON-RPC 2.0 objects,
@@ -143,15 +143,22 @@ void acp(asio::io_context& ioc, const std::deque<std::string>& input) {
   conn->on_request([&state](std::string method, json::value params) {
     return on_request(&state, std::move(method), std::move(params));
   });
-  conn->on_notification([](std::string method, json::value params) {
-    if (method == "session/update") (void)acp_client::parse_update(params);
+  std::optional<acp_client::Update> last_update;  // what the whole way made of the last line
+  conn->on_notification([&last_update](std::string method, json::value params) {
+    if (method == "session/update") last_update = acp_client::parse_update(params);
   });
   conn->on_protocol_error([](std::string) {});
   for (int i = 1; i <= 3; ++i) asio::co_spawn(ioc, our_call(conn, &state, i), asio::detached);
   fuzz::drain(ioc);  // our three calls are out
   for (auto& line : input) {
+    // The fast path for text chunks (scan_text_update) must read a line exactly as the whole way.
+    const auto fast = acp_client::scan_text_update(line);
+    last_update.reset();
     conn->receive(line);
     fuzz::drain(ioc);
+    if (fast)
+      check(last_update && last_update->kind == fast->kind && last_update->text == fast->text,
+            "the text-chunk fast path and the whole way read a line differently");
   }
   int replies = 0;
   for (auto& line : state.sent) {

@@ -72,7 +72,16 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
   std::weak_ptr<AcpBackend> weak = self;
   transport::ChildProcess::Handlers h;
   h.on_stdout_line = [weak](std::string line) {
-    if (auto b = weak.lock(); b && b->rpc_) b->rpc_->receive(line);
+    auto b = weak.lock();
+    if (!b || !b->rpc_) return;
+    // A text chunk, the line an agent writes per token, is read without a tree; every other line
+    // (and one that isn't JSON) goes through the connection. Nothing after the connection closed.
+    if (b->rpc_->closed()) return;
+    if (auto u = scan_text_update(line)) {
+      if (!b->shut_down_) b->on_update(std::move(*u));
+      return;
+    }
+    b->rpc_->receive(line);
   };
   // A full reader pauses the agent: its output waits in the pipe, and then its writes block.
   h.before_stdout_read = [weak]() -> asio::awaitable<void> {
@@ -226,7 +235,10 @@ asio::awaitable<rpc::Result> AcpBackend::on_request(std::string method, json::va
 
 void AcpBackend::on_notification(const std::string& method, const json::value& params) {
   if (method != "session/update" || shut_down_) return;
-  auto u = parse_update(params);
+  on_update(parse_update(params));
+}
+
+void AcpBackend::on_update(Update u) {
   switch (u.kind) {
     case Update::Kind::chunk: sink_.on_chunk(std::move(u.text)); break;
     case Update::Kind::thought: sink_.on_thought(std::move(u.text)); break;

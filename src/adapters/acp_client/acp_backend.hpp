@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "adapters/acp_client/codec.hpp"
 #include "core/ai_catalog.hpp"
 #include "core/backend.hpp"
 #include "rpc/connection.hpp"
@@ -41,6 +42,7 @@ class AcpBackend final : public core::AgentBackend, public std::enable_shared_fr
  private:
   boost::asio::awaitable<rpc::Result> on_request(std::string method, boost::json::value params);
   void on_notification(const std::string& method, const boost::json::value& params);
+  void on_update(Update u);
   void on_exit(int code);
   // The agent broke the protocol or a limit: the session fails with `why` (a plain sentence), which
   // stops the agent.

@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "json/scan.hpp"
+
 namespace leuria::acp_client {
 
 namespace json = boost::json;
@@ -162,6 +164,79 @@ Update parse_update(const json::value& params) {
     out.kind = Update::Kind::tool_call;
     out.tool_call = tool_call_of(*u);
   }
+  return out;
+}
+
+namespace {
+
+// jsonio::scan's visitor for scan_text_update: notes the few members the fast path needs and
+// whether anything that would make the line read differently is there (an id, a _meta).
+struct TextUpdateReader {
+  using Path = jsonio::Path;
+  bool top_object = false, has_id = false, params_object = false, update_object = false, meta = false;
+  bool content_object = false;
+  std::optional<std::string> method, kind, type, text;
+  std::optional<std::string>* target = nullptr;
+
+  static bool in_update(const Path& p) { return p.at(0, "params") && p.at(1, "update"); }
+  static bool in_content(const Path& p) { return in_update(p) && p.at(2, "content"); }
+
+  // A value of any kind starts at p.
+  void value(const Path& p, bool is_object) {
+    switch (p.depth()) {
+      case 0: top_object = is_object; break;
+      case 1:
+        if (p.at(0, "id")) has_id = true;
+        if (p.at(0, "params")) params_object = is_object;
+        break;
+      case 2:
+        if (in_update(p)) update_object = is_object;
+        break;
+      case 3:
+        if (in_update(p) && p.at(2, "_meta")) meta = true;
+        if (in_content(p)) content_object = is_object;
+        break;
+      default: break;
+    }
+  }
+
+  // jsonio::scan's visitor
+  void begin(const Path& p, bool is_array) { value(p, !is_array); }
+  void end(const Path&, bool, std::size_t) {}
+  bool wants_string(const Path& p) {
+    value(p, false);
+    target = nullptr;
+    if (p.depth() == 1 && p.at(0, "method")) target = &method;
+    else if (p.depth() == 3 && in_update(p) && p.at(2, "sessionUpdate")) target = &kind;
+    else if (p.depth() == 4 && in_content(p) && p.at(3, "type")) target = &type;
+    else if (p.depth() == 4 && in_content(p) && p.at(3, "text")) target = &text;
+    return target != nullptr;
+  }
+  void string(const Path&, std::string s) {
+    if (target) *target = std::move(s);
+    target = nullptr;
+  }
+  void integer(const Path& p, std::int64_t) { value(p, false); }
+  void other(const Path& p) { value(p, false); }
+};
+
+}  // namespace
+
+std::optional<Update> scan_text_update(std::string_view line) {
+  TextUpdateReader r;
+  if (!jsonio::scan(line, r)) return std::nullopt;
+  // A string value then overwritten by a non-string one can't happen: a repeated key is refused.
+  if (!r.top_object || r.has_id || r.method != "session/update" || !r.params_object || !r.update_object || r.meta ||
+      !r.content_object || r.type != "text" || !r.text)
+    return std::nullopt;
+  Update out;
+  if (r.kind == "agent_message_chunk")
+    out.kind = Update::Kind::chunk;
+  else if (r.kind == "agent_thought_chunk")
+    out.kind = Update::Kind::thought;
+  else
+    return std::nullopt;
+  out.text = std::move(*r.text);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <boost/json/value.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -61,6 +62,13 @@ struct Update {
   core::ToolCallInfo tool_call;
 };
 Update parse_update(const boost::json::value& params);
+
+// The hot line, read without building a tree (jsonio::scan): a session/update notification whose
+// update is a text chunk (agent_message_chunk, agent_thought_chunk) with no _meta. An agent writes
+// one per token. Any other line, including one that isn't JSON, gives nullopt and goes the whole
+// way (rpc::Connection, parse_update), which reads the chunk lines the same way: a unit test and a
+// fuzz target hold the two to the same answer.
+std::optional<Update> scan_text_update(std::string_view line);
 
 struct PermissionRequest {
   core::ToolCallInfo tool_call;
