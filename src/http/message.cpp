@@ -7,11 +7,16 @@
 namespace leuria::http {
 
 Response json_response(unsigned status, const boost::json::value& body) {
+  return json_text_response(status, boost::json::serialize(body));
+}
+
+Response json_text_response(unsigned status, std::string body) {
   Response r;
   r.status = status;
-  r.set("Content-Type", "application/json");
-  r.set("Cache-Control", "no-store");
-  r.body = boost::json::serialize(body);
+  r.headers.reserve(2);
+  r.headers.push_back({"Content-Type", "application/json"});
+  r.headers.push_back({"Cache-Control", "no-store"});
+  r.body = std::move(body);
   return r;
 }
 

@@ -79,6 +79,8 @@ bool iequals(std::string_view a, std::string_view b);
 
 // A JSON answer: Content-Type application/json, not cached.
 Response json_response(unsigned status, const boost::json::value& body);
+// The same, for a body already written as JSON text.
+Response json_text_response(unsigned status, std::string body);
 
 // The value of a query parameter, percent-decoded; nullopt when absent.
 std::optional<std::string> query_param(std::string_view query, std::string_view name);

@@ -78,3 +78,22 @@ TEST(Decide, AllowMustBeABoolean) {
   EXPECT_FALSE(web::parse_allow(json::parse(R"({"allow":"yes"})").as_object()));
   EXPECT_FALSE(web::parse_allow(json::parse(R"({})").as_object()));
 }
+
+TEST(Health, TheAnswerWrittenAsTextIsTheJsonItSays) {
+  web::HealthView h;
+  h.version = "0.1.0";
+  h.agent = "Qwen \"3\" \\ caf\xC3\xA9\n\x01";
+  auto r = web::health_response(h);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("Content-Type"), "application/json");
+  EXPECT_EQ(r.header("Cache-Control"), "no-store");
+  EXPECT_EQ(json::parse(r.body), (json::object{{"leuria", "0.1.0"}, {"ok", true}, {"agent", h.agent}, {"approvals", "page"}}));
+  h.approvals_in_app = true;
+  h.paired = false;
+  h.embed = "nomic-embed-text";
+  EXPECT_EQ(json::parse(web::health_response(h).body),
+            (json::object{{"leuria", "0.1.0"}, {"ok", true}, {"agent", h.agent}, {"approvals", "app"}, {"paired", false},
+                          {"embed", "nomic-embed-text"}}));
+  h.paired = true;
+  EXPECT_EQ(json::parse(web::health_response(h).body).at("paired"), true);
+}

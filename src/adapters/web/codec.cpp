@@ -138,15 +138,20 @@ json::object encode_embedding(const core::Embedding& e) {
   return json::object{{"model", e.model}, {"vectors", std::move(vectors)}};
 }
 
-json::object encode_health(const HealthView& h) {
-  json::object o;
-  o["leuria"] = h.version;
-  o["ok"] = true;
-  o["agent"] = h.agent;
-  o["approvals"] = h.approvals_in_app ? "app" : "page";
-  if (h.paired) o["paired"] = *h.paired;
-  if (h.embed) o["embed"] = *h.embed;
-  return o;
+http::Response health_response(const HealthView& h) {
+  std::string body = "{\"leuria\":";
+  body.reserve(128 + h.version.size() + h.agent.size() + (h.embed ? h.embed->size() : 0));
+  body += json::serialize(json::string_view(h.version));
+  body += ",\"ok\":true,\"agent\":";
+  body += json::serialize(json::string_view(h.agent));
+  body += h.approvals_in_app ? ",\"approvals\":\"app\"" : ",\"approvals\":\"page\"";
+  if (h.paired) body += *h.paired ? ",\"paired\":true" : ",\"paired\":false";
+  if (h.embed) {
+    body += ",\"embed\":";
+    body += json::serialize(json::string_view(*h.embed));
+  }
+  body += '}';
+  return http::json_text_response(200, std::move(body));
 }
 
 json::object encode_needs(const core::Needs& n) {

@@ -58,7 +58,9 @@ struct HealthView {
   std::optional<bool> paired;  // web pages only
   std::optional<std::string> embed;  // the embedding model, for connected pages and local callers
 };
-boost::json::object encode_health(const HealthView& h);
+// The answer to GET /health, written straight as text: the engine's most frequent answer (every
+// page's probe), where building and serializing a tree was a fifth of a request's instructions.
+http::Response health_response(const HealthView& h);
 // {model, vectors}
 boost::json::object encode_embedding(const core::Embedding& e);
 boost::json::object encode_needs(const core::Needs& n);

@@ -28,7 +28,7 @@ boost::asio::awaitable<http::Response> health(WebContext& ctx, const http::Reque
     auto model = co_await ctx.embedder.current(std::chrono::milliseconds(800));
     if (model) h.embed = model->model;
   }
-  co_return json_response(200, encode_health(h));
+  co_return health_response(h);
 }
 
 }  // namespace leuria::web
