@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/plain_text.hpp"
+#include "http/read_deadline.hpp"
 #include "http/request_head.hpp"
 
 namespace leuria::http {
@@ -317,15 +318,20 @@ struct BusyOnExit {
 // the header timeout from its start; a kept-alive one has the idle timeout until its next request's
 // first byte, then the header timeout. Meanwhile the slot may be reclaimed for a new connection.
 asio::awaitable<Head> read_head(beast::tcp_stream& stream, beast::flat_buffer& buffer, const ServerLimits& limits,
-                                bool fresh, transport::Slot& slot) {
+                                bool fresh, transport::Slot& slot, ReadDeadline& deadline) {
   std::function<void()> close = [&stream] { stream.close(); };
   slot.waiting(std::move(close));
   BusyOnExit busy{slot};
+  struct ClearOnExit {
+    ReadDeadline& d;
+    ~ClearOnExit() { d.clear(); }
+  } clear_deadline{deadline};
+  stream.expires_never();  // the deadline is `deadline`'s (lazy), not a timer per read
   bool started = fresh || buffer.size() > 0;
   if (started)
-    stream.expires_after(limits.header_timeout);
+    deadline.set(limits.header_timeout);
   else
-    stream.expires_after(limits.idle_timeout);
+    deadline.set(limits.idle_timeout);
   std::size_t pos = 0;
   for (;;) {
     const auto data = buffer.data();
@@ -343,7 +349,7 @@ asio::awaitable<Head> read_head(beast::tcp_stream& stream, beast::flat_buffer& b
     buffer.commit(n);
     if (!started) {
       started = true;
-      stream.expires_after(limits.header_timeout);
+      deadline.set(limits.header_timeout);
     }
   }
 }
@@ -370,9 +376,10 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
   beast::tcp_stream stream(std::move(socket));
   beast::error_code nb;
   stream.socket().non_blocking(true, nb);  // send_all's first try; the async operations don't mind
+  ReadDeadline deadline(stream.get_executor(), [&stream] { stream.close(); });
   beast::flat_buffer buffer;
   for (bool fresh = true;; fresh = false) {
-    const Head head = co_await read_head(stream, buffer, limits, fresh, slot);
+    const Head head = co_await read_head(stream, buffer, limits, fresh, slot, deadline);
     if (head.kind == Head::Kind::gone) co_return;
 
     bhttp::request_parser<bhttp::string_body> parser;

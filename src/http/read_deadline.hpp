@@ -1,0 +1,33 @@
+// Bytes: a connection's deadline for the next request's head, kept lazily. Moving it later, which a
+// kept-alive connection does on every request, touches no timer: the timer is re-armed only when it
+// fires before the deadline or the deadline moves earlier. Beast's per-operation timeout armed and
+// cancelled a timer for every request instead, and each arming of the earliest timer is a
+// timerfd_settime system call (bench scenario 1: one per request on a kept-alive connection).
+#pragma once
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+
+namespace leuria::http {
+
+class ReadDeadline {
+ public:
+  // on_expiry runs once when a set deadline passes (it closes the connection); never after the
+  // ReadDeadline is destroyed.
+  ReadDeadline(boost::asio::any_io_executor ex, std::function<void()> on_expiry);
+  ~ReadDeadline();
+  ReadDeadline(const ReadDeadline&) = delete;
+  ReadDeadline& operator=(const ReadDeadline&) = delete;
+
+  void set(std::chrono::steady_clock::duration from_now);
+  void clear();  // no deadline until the next set()
+
+ private:
+  struct State;
+  static void arm(const std::shared_ptr<State>& s);
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace leuria::http
