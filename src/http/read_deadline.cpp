@@ -49,4 +49,9 @@ void ReadDeadline::set(Clock::duration from_now) {
 
 void ReadDeadline::clear() { state_->at = Clock::time_point::max(); }
 
+void ReadDeadline::stop() {
+  state_->at = Clock::time_point::max();
+  if (state_->armed) state_->timer.cancel();
+}
+
 }  // namespace leuria::http

@@ -23,6 +23,9 @@ class ReadDeadline {
 
   void set(std::chrono::steady_clock::duration from_now);
   void clear();  // no deadline until the next set()
+  // No deadline, and no timer left to fire at the old one: for a connection that now streams or
+  // has become a WebSocket, which may stay open for hours.
+  void stop();
 
  private:
   struct State;

@@ -453,6 +453,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     request.websocket = upgrade;
     stream.expires_never();  // the handler may long-poll
     Response response = co_await handler(request);
+    if (response.stream || (upgrade && response.upgrade)) deadline.stop();
     if (upgrade && response.upgrade) {
       co_await run_websocket(stream, message, response, limits);
       co_return;
