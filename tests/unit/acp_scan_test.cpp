@@ -6,6 +6,8 @@
 #include <boost/json.hpp>
 #include <random>
 
+#include "mutate.hpp"
+
 #include "adapters/acp_client/codec.hpp"
 #include "json/read.hpp"
 
@@ -92,17 +94,7 @@ TEST(AcpTextUpdateScan, NeverDisagreesWithTheWholeWayOnTwentyThousandMutations) 
   seeds.insert(seeds.end(), kSlow.begin(), kSlow.begin() + 6);
   int fast_taken = 0;
   for (int n = 0; n < 20000; ++n) {
-    std::string s = seeds[rng() % seeds.size()];
-    const int edits = 1 + rng() % 3;
-    for (int e = 0; e < edits && !s.empty(); ++e) {
-      const std::size_t at = rng() % s.size();
-      switch (rng() % 4) {
-        case 0: s.erase(at, 1 + rng() % 3); break;
-        case 1: s.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-        case 2: s[at] = alphabet[rng() % alphabet.size()]; break;
-        default: s.insert(at, words[rng() % words.size()]); break;
-      }
-    }
+    const std::string s = mutation::mutate(seeds[rng() % seeds.size()], rng, alphabet, words);
     auto fast = acp_client::scan_text_update(s);
     if (!fast) continue;
     ++fast_taken;

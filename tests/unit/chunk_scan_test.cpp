@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include "mutate.hpp"
+
 #include "chunk_reference.hpp"
 #include "json/scan.hpp"
 
@@ -125,17 +127,7 @@ TEST(ChunkScan, AgreesWithTheTreeReadingOnTwentyThousandMutations) {
                                           "\"function\"", "\"arguments\"", "\"error\"", "\"message\"", "\"finish_reason\"",
                                           "[", "{", "}", "]", "null", "1e400", "-1", "128", "\"x\""};
   for (int n = 0; n < 20000; ++n) {
-    std::string s = kChunks[rng() % kChunks.size()];
-    const int edits = 1 + rng() % 3;
-    for (int e = 0; e < edits && !s.empty(); ++e) {
-      const std::size_t at = rng() % s.size();
-      switch (rng() % 4) {
-        case 0: s.erase(at, 1 + rng() % 3); break;
-        case 1: s.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-        case 2: s[at] = alphabet[rng() % alphabet.size()]; break;
-        default: s.insert(at, words[rng() % words.size()]); break;
-      }
-    }
+    const std::string s = mutation::mutate(kChunks[rng() % kChunks.size()], rng, alphabet, words);
     const std::string line = "data: " + s;
     ASSERT_EQ(oracle::describe(llm::parse_stream_line(line)), oracle::describe(oracle::reference_parse_stream_line(line)))
         << "mutation " << n << ": " << line;
