@@ -109,12 +109,6 @@ struct Namer {
   bool on_comment(json::string_view, error_code&) { return true; }
 };
 
-json::parse_options options() {
-  json::parse_options o;
-  o.max_depth = max_depth;
-  return o;
-}
-
 // Object members in the built tree, without recursion (the tree may be max_depth deep).
 std::size_t count_members(const json::value& root) {
   std::size_t n = 0;
@@ -133,13 +127,23 @@ std::size_t count_members(const json::value& root) {
 }
 
 std::string repeated_key(std::string_view text) {
-  json::basic_parser<Namer> p(options());
+  json::basic_parser<Namer> p(detail::parse_options());
   error_code ec;
   p.write_some(false, text.data(), text.size(), ec);
   return p.handler().repeated;
 }
 
 }  // namespace
+
+json::parse_options detail::parse_options() {
+  json::parse_options o;
+  o.max_depth = max_depth;
+  return o;
+}
+
+ReadError detail::repeated_key_refusal(std::string_view key) {
+  return ReadError{"the key \"" + std::string(key.substr(0, 100)) + "\" appears twice in one object"};
+}
 
 std::optional<ReadError> detail::refusal(std::string_view text, error_code ec, std::size_t used, bool done) {
   // write_some stops after one value; anything but whitespace after it is a second value.
@@ -153,13 +157,13 @@ std::optional<ReadError> detail::refusal(std::string_view text, error_code ec, s
 }
 
 boost::system::result<json::value, ReadError> read(std::string_view text) {
-  json::basic_parser<Builder> p(options());
+  json::basic_parser<Builder> p(detail::parse_options());
   error_code ec;
   const std::size_t used = p.write_some(false, text.data(), text.size(), ec);
   if (auto refused = detail::refusal(text, ec, used, p.done())) return *refused;
   json::value v = p.handler().st.release();
   if (p.handler().members != 0 && count_members(v) != p.handler().members)
-    return ReadError{"the key \"" + repeated_key(text).substr(0, 100) + "\" appears twice in one object"};
+    return detail::repeated_key_refusal(repeated_key(text));
   return v;
 }
 

@@ -195,6 +195,9 @@ class ScanHandler : public Path {
 // After the parser stopped at `used` with `ec`: the sentence when the text is refused (an error,
 // an unfinished value, or anything but whitespace after the value), else nothing. Shared with read().
 std::optional<ReadError> refusal(std::string_view text, boost::system::error_code ec, std::size_t used, bool done);
+// read()'s parser options (its depth limit), and its sentence for a repeated key: scan() uses both.
+boost::json::parse_options parse_options();
+ReadError repeated_key_refusal(std::string_view key);
 
 }  // namespace detail
 
@@ -202,14 +205,12 @@ std::optional<ReadError> refusal(std::string_view text, boost::system::error_cod
 // was one JSON value that read() would take.
 template <class Visitor>
 boost::system::result<void, ReadError> scan(std::string_view text, Visitor& visitor) {
-  boost::json::parse_options o;
-  o.max_depth = max_depth;
-  boost::json::basic_parser<detail::ScanHandler<Visitor>> p(o, visitor);
+  boost::json::basic_parser<detail::ScanHandler<Visitor>> p(detail::parse_options(), visitor);
   boost::system::error_code ec;
   const std::size_t used = p.write_some(false, text.data(), text.size(), ec);
   if (auto refused = detail::refusal(text, ec, used, p.done())) return *refused;
   if (p.handler().repeated_found)
-    return ReadError{"the key \"" + p.handler().repeated.substr(0, 100) + "\" appears twice in one object"};
+    return detail::repeated_key_refusal(p.handler().repeated);
   return {};
 }
 

@@ -78,7 +78,7 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
     // (and one that isn't JSON) goes through the connection. Nothing after the connection closed.
     if (b->rpc_->closed()) return;
     if (auto u = scan_text_update(line)) {
-      if (!b->shut_down_) b->on_update(std::move(*u));
+      b->on_update(std::move(*u));
       return;
     }
     b->rpc_->receive(line);
@@ -234,11 +234,11 @@ asio::awaitable<rpc::Result> AcpBackend::on_request(std::string method, json::va
 }
 
 void AcpBackend::on_notification(const std::string& method, const json::value& params) {
-  if (method != "session/update" || shut_down_) return;
-  on_update(parse_update(params));
+  if (method == "session/update") on_update(parse_update(params));
 }
 
 void AcpBackend::on_update(Update u) {
+  if (shut_down_) return;
   switch (u.kind) {
     case Update::Kind::chunk: sink_.on_chunk(std::move(u.text)); break;
     case Update::Kind::thought: sink_.on_thought(std::move(u.text)); break;
