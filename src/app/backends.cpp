@@ -28,7 +28,7 @@ boost::system::result<std::shared_ptr<core::AgentBackend>, std::string> Backends
     const core::ProviderDef* p = catalog_.provider(llm->first);
     if (!p) return "The model server '" + llm->first + "' isn't set up; see 'leuria providers'.";
     auto model = ai.model ? ai.model : llm->second;
-    return std::shared_ptr<core::AgentBackend>(std::make_shared<llm::LlmBackend>(ex_, *p, model, sink, tools, model_stall_, recent_servers_));
+    return std::shared_ptr<core::AgentBackend>(std::make_shared<llm::LlmBackend>(ex_, *p, model, sink, tools, model_stall_, recent_servers_, model_connections_));
   }
   const core::AgentDef* a = catalog_.agent(ai.agent);
   if (!a) return "The AI '" + ai.agent + "' isn't set up; see 'leuria agents'.";

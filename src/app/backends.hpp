@@ -32,6 +32,8 @@ class Backends final : public core::BackendFactory {
   acp_client::AcpOptions acp_;
   std::chrono::milliseconds model_stall_;  // see llm::LlmBackend
   std::shared_ptr<llm::RecentServers> recent_servers_ = std::make_shared<llm::RecentServers>();
+  // Kept-alive connections to the model servers, shared by every session's backend.
+  std::shared_ptr<http::ConnectionPool> model_connections_ = std::make_shared<http::ConnectionPool>();
 };
 
 }  // namespace leuria::app

@@ -1,6 +1,8 @@
 #include "http/client.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -9,7 +11,11 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <optional>
+#include <unordered_map>
 
 namespace leuria::http {
 
@@ -27,85 +33,118 @@ namespace {
 
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
 constexpr std::size_t kReadBytes = 16 * 1024;
+// What is read after the caller stopped (its stream's last event came before the body's end), so
+// that the connection can be kept: the end normally follows at once.
+constexpr std::size_t kFinishBytes = 64 * 1024;
+constexpr std::chrono::seconds kFinishWithin{2};
+
+// One response being read: the bytes read, the parser, and the body bytes parsed but not yet handed over.
+struct Reading {
+  beast::flat_buffer buffer;
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  char chunk[kReadBytes];
+  std::size_t got = 0;  // body bytes in chunk, not yet handed over
+  Reading() {
+    // Room for what one read can bring: a flat_buffer that starts empty reads 512 bytes at a time
+    // (Beast's read size is max(512, free capacity)), two or three streamed tokens a read.
+    buffer.reserve(kReadBytes);
+    parser.body_limit(boost::none);
+  }
+};
+
+// How an exchange ended, for the connection's sake.
+struct Outcome {
+  ClientResult result;
+  bool reusable = false;  // the whole answer was read and the server keeps the connection
+  bool stopped = false;   // the caller stopped reading before the answer's end
+  bool stale = false;     // nothing came back: on a kept connection, the server had closed it
+};
+
+// Parses what r.buffer holds into r.chunk, calling hand_over() whenever the chunk is full and once at
+// the end (r.got body bytes in r.chunk; hand_over empties it). False when hand_over() said stop. The
+// body is parsed here, not by bhttp::async_read_some: that stops after each chunk of a chunked body
+// (one token of a model's stream) and completes through the scheduler, so every token cost a
+// scheduler trip and a write of its own to the page even when a read had brought a hundred. Here a
+// read is parsed whole and handed over at once; each piece still goes on as soon as it arrives.
+template <class HandOver>
+bool parse_buffered(Reading& r, beast::error_code& ec, HandOver&& hand_over) {
+  while (!r.parser.is_done() && r.buffer.size() > 0) {
+    r.parser.get().body().data = r.chunk + r.got;
+    r.parser.get().body().size = sizeof r.chunk - r.got;
+    const std::size_t used = r.parser.put(r.buffer.data(), ec);
+    r.buffer.consume(used);
+    r.got = sizeof r.chunk - r.parser.get().body().size;
+    if (ec == bhttp::error::need_buffer || r.got == sizeof r.chunk) {
+      ec = {};
+      if (!hand_over()) return false;
+      continue;
+    }
+    if (ec == bhttp::error::need_more) ec = {};
+    if (ec || used == 0) break;
+  }
+  return hand_over();
+}
 
 template <class Stream>
-asio::awaitable<ClientResult> exchange(Stream& stream, beast::tcp_stream& tcp, bhttp::request<bhttp::string_body>& req,
-                                       const ClientRequest& spec, std::function<bool(std::string_view)>& on_data) {
-  ClientResult out;
+asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, bhttp::request<bhttp::string_body>& req,
+                                  const ClientRequest& spec, std::function<bool(std::string_view)>& on_data,
+                                  Reading& r) {
+  Outcome o;
+  ClientResult& out = o.result;
   tcp.expires_after(spec.read_timeout);
   auto [wec, wn] = co_await bhttp::async_write(stream, req, asio::as_tuple(asio::use_awaitable));
   if (wec) {
     out.error = "The request could not be sent: " + wec.message();
-    co_return out;
+    o.stale = true;
+    co_return o;
   }
-  // Room for what one read can bring: a flat_buffer that starts empty reads 512 bytes at a time
-  // (Beast's read size is max(512, free capacity)), two or three streamed tokens a read.
-  beast::flat_buffer buffer;
-  buffer.reserve(kReadBytes);
-  bhttp::response_parser<bhttp::buffer_body> parser;
-  parser.body_limit(boost::none);
-  auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+  auto [hec, hn] = co_await bhttp::async_read_header(stream, r.buffer, r.parser, asio::as_tuple(asio::use_awaitable));
   if (hec) {
     out.error = "No answer: " + hec.message();
-    co_return out;
+    o.stale = hn == 0 && r.buffer.size() == 0 && hec != beast::error::timeout;
+    co_return o;
   }
-  out.status = parser.get().result_int();
+  out.status = r.parser.get().result_int();
   const bool stream_body = out.status / 100 == 2 && on_data;
-  char chunk[16384];
-  std::size_t got = 0;  // body bytes in chunk, not yet handed over
   auto hand_over = [&] {
     bool more = true;
-    if (got > 0 && stream_body)
-      more = on_data(std::string_view(chunk, got));
-    else if (got > 0 && out.body.size() < kMaxErrorBody)
-      out.body.append(chunk, std::min(got, kMaxErrorBody - out.body.size()));
-    got = 0;
+    if (r.got > 0 && stream_body)
+      more = on_data(std::string_view(r.chunk, r.got));
+    else if (r.got > 0 && out.body.size() < kMaxErrorBody)
+      out.body.append(r.chunk, std::min(r.got, kMaxErrorBody - out.body.size()));
+    r.got = 0;
     return more;
   };
-  // The body is parsed here, not by bhttp::async_read_some: that stops after each chunk of a chunked
-  // body (one token of a model's stream) and completes through the scheduler, so every token cost a
-  // scheduler trip and a write of its own to the page even when a read had brought a hundred. Here
-  // a read is parsed whole and handed over at once; each piece still goes on as soon as it arrives.
   for (;;) {
     beast::error_code ec;
-    while (!parser.is_done() && buffer.size() > 0) {
-      parser.get().body().data = chunk + got;
-      parser.get().body().size = sizeof chunk - got;
-      const std::size_t used = parser.put(buffer.data(), ec);
-      buffer.consume(used);
-      got = sizeof chunk - parser.get().body().size;
-      if (ec == bhttp::error::need_buffer || got == sizeof chunk) {
-        ec = {};
-        if (!hand_over()) co_return out;
-        continue;
-      }
-      if (ec == bhttp::error::need_more) ec = {};
-      if (ec || used == 0) break;
+    if (!parse_buffered(r, ec, hand_over)) {
+      o.stopped = true;
+      co_return o;
     }
-    if (!hand_over()) co_return out;
     if (ec) {
       out.error = "The answer broke off: " + ec.message();
-      co_return out;
+      co_return o;
     }
-    if (parser.is_done()) break;
+    if (r.parser.is_done()) break;
     if (stream_body && spec.before_read) co_await spec.before_read();
     tcp.expires_after(spec.read_timeout);
-    auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kReadBytes), asio::as_tuple(asio::use_awaitable));
-    buffer.commit(n);
+    auto [rec, n] = co_await stream.async_read_some(r.buffer.prepare(kReadBytes), asio::as_tuple(asio::use_awaitable));
+    r.buffer.commit(n);
     if (rec == asio::error::eof) {
       // The end of a body that runs to the close, or a body cut short (the parser says which).
-      parser.put_eof(ec);
+      r.parser.put_eof(ec);
       if (ec) {
         out.error = "The answer broke off: " + ec.message();
-        co_return out;
+        co_return o;
       }
     } else if (rec) {
       out.error = rec == beast::error::timeout ? "The server stopped answering" : "The answer broke off: " + rec.message();
-      co_return out;
+      co_return o;
     }
   }
   out.complete = true;
-  co_return out;
+  o.reusable = r.parser.keep_alive() && r.buffer.size() == 0;
+  co_return o;
 }
 
 // The endpoint of a URL whose host is an IP address, with a numeric port.
@@ -124,6 +163,142 @@ std::optional<tcp::endpoint> literal_endpoint(const boost::urls::url_view& url, 
   return std::nullopt;
 }
 
+// Where the server is: its address when the URL gives one, else a lookup. The error is a sentence.
+asio::awaitable<std::optional<std::string>> find_server(asio::any_io_executor ex, const boost::urls::url_view& url,
+                                                        const std::string& host, const std::string& port,
+                                                        const std::shared_ptr<Abort>& abort,
+                                                        tcp::resolver::results_type& endpoints) {
+  // An address written as one (127.0.0.1, [::1]: most local model servers) needs no lookup. Asio's
+  // resolver runs getaddrinfo on a thread of its own: two hops between threads before every request,
+  // most of what a warm session's start added to its first token (bench scenario 5).
+  if (auto literal = literal_endpoint(url, port)) {
+    endpoints = tcp::resolver::results_type::create(*literal, host, port);
+    co_return std::nullopt;
+  }
+  tcp::resolver resolver(ex);
+  if (abort) abort->on_abort([&resolver] { resolver.cancel(); });
+  auto [rec, found] = co_await resolver.async_resolve(host, port, asio::as_tuple(asio::use_awaitable));
+  if (abort) abort->on_abort({});
+  if (abort && abort->aborted()) co_return "Stopped";
+  if (rec) co_return "Cannot find " + host + ": " + rec.message();
+  endpoints = std::move(found);
+  co_return std::nullopt;
+}
+
+}  // namespace
+
+// Idle connections by server ("host:port"), oldest first.
+struct ConnectionPool::State : std::enable_shared_from_this<ConnectionPool::State> {
+  struct Idle {
+    beast::tcp_stream stream;
+    std::uint64_t id;
+  };
+  std::size_t per_server;
+  std::unordered_map<std::string, std::vector<std::unique_ptr<Idle>>> idle;
+  std::uint64_t next_id = 0;
+
+  explicit State(std::size_t n) : per_server(n) {}
+
+  // The most recently kept connection to `key` that is still open, or none.
+  std::optional<beast::tcp_stream> take(const std::string& key) {
+    auto it = idle.find(key);
+    if (it == idle.end()) return std::nullopt;
+    std::optional<beast::tcp_stream> out;
+    while (!out && !it->second.empty()) {
+      auto conn = std::move(it->second.back());
+      it->second.pop_back();
+      boost::system::error_code ec;
+      conn->stream.socket().cancel(ec);  // its wait for the server's close ends (operation_aborted)
+      // A close (or stray bytes) that came after the last turn of the loop: not a connection to send on.
+      char c;
+      const auto n = ::recv(conn->stream.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        out.emplace(std::move(conn->stream));
+      else
+        conn->stream.socket().close(ec);
+    }
+    if (it->second.empty()) idle.erase(it);
+    return out;
+  }
+
+  void give(const std::string& key, beast::tcp_stream stream) {
+    stream.expires_never();
+    auto& list = idle[key];
+    boost::system::error_code ec;
+    if (list.size() >= per_server) {
+      list.front()->stream.socket().close(ec);
+      list.erase(list.begin());
+    }
+    list.push_back(std::make_unique<Idle>(Idle{std::move(stream), ++next_id}));
+    // Readable while idle: the server closed it (or sent what it shouldn't). Either way, it goes.
+    list.back()->stream.socket().async_wait(
+        tcp::socket::wait_read, [weak = weak_from_this(), key, id = next_id](boost::system::error_code wec) {
+          auto self = weak.lock();
+          if (wec || !self) return;
+          self->drop(key, id);
+        });
+  }
+
+  void drop(const std::string& key, std::uint64_t id) {
+    auto it = idle.find(key);
+    if (it == idle.end()) return;
+    auto& list = it->second;
+    for (auto c = list.begin(); c != list.end(); ++c) {
+      if ((*c)->id != id) continue;
+      boost::system::error_code ec;
+      (*c)->stream.socket().close(ec);
+      list.erase(c);
+      break;
+    }
+    if (list.empty()) idle.erase(it);
+  }
+
+  void close_all() {
+    boost::system::error_code ec;
+    for (auto& [key, list] : idle)
+      for (auto& c : list) c->stream.socket().close(ec);
+    idle.clear();
+  }
+};
+
+ConnectionPool::State& pool_state(ConnectionPool& pool) { return *pool.state_; }
+
+ConnectionPool::ConnectionPool(std::size_t per_server)
+    : state_(std::make_shared<State>(std::max<std::size_t>(1, per_server))) {}
+
+ConnectionPool::~ConnectionPool() { state_->close_all(); }
+
+std::size_t ConnectionPool::idle() const {
+  std::size_t n = 0;
+  for (auto& [key, list] : state_->idle) n += list.size();
+  return n;
+}
+
+namespace {
+
+// The caller stopped at its stream's last event ([DONE]), before the body's end, which a server that
+// keeps the connection sends right after: read it (a little, briefly), then keep the connection.
+asio::awaitable<void> finish_then_keep(beast::tcp_stream stream, std::unique_ptr<Reading> r,
+                                       std::shared_ptr<ConnectionPool> pool, std::string key) {
+  stream.expires_after(kFinishWithin);
+  std::size_t left = kFinishBytes;
+  auto discard = [&] {
+    const bool room = r->got < left;
+    left -= std::min(left, r->got);
+    r->got = 0;
+    return room;
+  };
+  for (;;) {
+    beast::error_code ec;
+    if (!parse_buffered(*r, ec, discard) || ec) co_return;
+    if (r->parser.is_done()) break;
+    auto [rec, n] = co_await stream.async_read_some(r->buffer.prepare(kReadBytes), asio::as_tuple(asio::use_awaitable));
+    r->buffer.commit(n);
+    if (rec) co_return;
+  }
+  if (r->parser.keep_alive() && r->buffer.size() == 0) pool_state(*pool).give(key, std::move(stream));
+}
+
 }  // namespace
 
 asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec,
@@ -140,28 +315,6 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   std::string target = url->encoded_path().empty() ? "/" : std::string(url->encoded_path());
   if (url->has_query()) target += "?" + std::string(url->encoded_query());
 
-  // An address written as one (127.0.0.1, [::1]: most local model servers) needs no lookup. Asio's
-  // resolver runs getaddrinfo on a thread of its own: two hops between threads before every request,
-  // most of what a warm session's start added to its first token (bench scenario 5).
-  tcp::resolver::results_type endpoints;
-  if (auto literal = literal_endpoint(*url, port)) {
-    endpoints = tcp::resolver::results_type::create(*literal, host, port);
-  } else {
-    tcp::resolver resolver(ex);
-    if (abort) abort->on_abort([&resolver] { resolver.cancel(); });
-    auto [rec, found] = co_await resolver.async_resolve(host, port, asio::as_tuple(asio::use_awaitable));
-    if (abort && abort->aborted()) {
-      abort->on_abort({});
-      out.error = "Stopped";
-      co_return out;
-    }
-    if (rec) {
-      out.error = "Cannot find " + host + ": " + rec.message();
-      co_return out;
-    }
-    endpoints = std::move(found);
-  }
-
   bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(spec.method), target, 11};
   req.set(bhttp::field::host, url->has_port() ? host + ":" + port : host);
   req.set(bhttp::field::user_agent, "leuria/" LEURIA_VERSION);
@@ -171,17 +324,49 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
 
   const std::string where = spec.url.substr(0, spec.url.find('?'));
   if (!tls) {
-    beast::tcp_stream stream(ex);
-    if (abort) abort->on_abort([&stream] { stream.socket().close(); });
-    stream.expires_after(spec.connect_timeout);
-    auto [cec, ep] = co_await stream.async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
-    if (cec) {
-      out.error = "Could not connect to " + where + ": " + cec.message();
-    } else {
-      out = co_await exchange(stream, stream, req, spec, on_data);
+    // A kept connection first, so that a host name (localhost) is not looked up again either.
+    ConnectionPool::State* pool = spec.pool ? &pool_state(*spec.pool) : nullptr;
+    const std::string key = host + ':' + port;
+    std::optional<beast::tcp_stream> stream = pool ? pool->take(key) : std::nullopt;
+    bool reused = stream.has_value();
+    for (;;) {
+      if (!stream) {
+        tcp::resolver::results_type endpoints;
+        auto lookup_error = co_await find_server(ex, *url, host, port, abort, endpoints);
+        if (lookup_error) {
+          out.error = *lookup_error;
+          co_return out;
+        }
+        stream.emplace(ex);
+        if (abort) abort->on_abort([&stream] { stream->socket().close(); });
+        stream->expires_after(spec.connect_timeout);
+        auto [cec, ep] = co_await stream->async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
+        if (cec) {
+          if (abort) abort->on_abort({});
+          out.error = "Could not connect to " + where + ": " + cec.message();
+          co_return out;
+        }
+      } else if (abort) {
+        abort->on_abort([&stream] { stream->socket().close(); });
+      }
+      auto reading = std::make_unique<Reading>();
+      auto o = co_await exchange(*stream, *stream, req, spec, on_data, *reading);
+      if (abort) abort->on_abort({});
+      const bool aborted = abort && abort->aborted();
+      if (reused && o.stale && !aborted) {
+        // The server had closed the kept connection as we sent (its idle timeout): nothing of the
+        // request was answered, so it goes again on a new connection, once.
+        stream.reset();
+        reused = false;
+        continue;
+      }
+      if (pool && !aborted && o.reusable) {
+        pool->give(key, std::move(*stream));
+      } else if (pool && !aborted && o.stopped) {
+        asio::co_spawn(ex, finish_then_keep(std::move(*stream), std::move(reading), spec.pool, key), asio::detached);
+      }
+      co_return std::move(o.result);
     }
-    if (abort) abort->on_abort({});
-    co_return out;
   }
 
   asio::ssl::context ctx(asio::ssl::context::tls_client);
@@ -193,6 +378,12 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
     co_return out;
   }
   stream.set_verify_callback(asio::ssl::host_name_verification(host));
+  tcp::resolver::results_type endpoints;
+  auto lookup_error = co_await find_server(ex, *url, host, port, abort, endpoints);
+  if (lookup_error) {
+    out.error = *lookup_error;
+    co_return out;
+  }
   if (abort) abort->on_abort([&stream] { beast::get_lowest_layer(stream).socket().close(); });
   auto& tcp = beast::get_lowest_layer(stream);
   tcp.expires_after(spec.connect_timeout);
@@ -203,8 +394,11 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
     auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
     if (hec)
       out.error = "TLS handshake with " + host + " failed: " + hec.message();
-    else
-      out = co_await exchange(stream, tcp, req, spec, on_data);
+    else {
+      Reading reading;
+      auto o = co_await exchange(stream, tcp, req, spec, on_data, reading);
+      out = std::move(o.result);
+    }
   }
   if (abort) abort->on_abort({});
   co_return out;

@@ -1,6 +1,7 @@
 // Messages: an HTTP/1.1 client for model servers (http:// on loopback, https:// for remote ones,
 // verified against the system's CAs). The response body of a 2xx answer is handed over piece by
-// piece as it arrives (streamed completions); other answers are collected (up to 64 KB).
+// piece as it arrives (streamed completions); other answers are collected (up to 64 KB). With a
+// ConnectionPool, http:// connections are kept alive between requests to the same server.
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -14,6 +15,25 @@
 
 namespace leuria::http {
 
+// Kept-alive http:// connections, by server, for the next request to it: a turn's request then
+// leaves at once, with no connect and no accept on the server's side (bench scenario 5). At most
+// `per_server` idle connections each (the most recently used is taken first); an idle connection
+// the server closes is closed at once (a wait for it to become readable, not a timer). https://
+// connections are not kept. Every fetch of one executor may share one pool; not thread-safe.
+class ConnectionPool {
+ public:
+  explicit ConnectionPool(std::size_t per_server = 4);
+  ~ConnectionPool();
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+  std::size_t idle() const;  // idle connections held, every server
+  struct State;              // http/client.cpp
+
+ private:
+  friend State& pool_state(ConnectionPool&);
+  std::shared_ptr<State> state_;  // shared with the idle connections' waits, which may outlive us
+};
+
 struct ClientRequest {
   std::string method = "GET";
   std::string url;
@@ -24,6 +44,8 @@ struct ClientRequest {
   // Awaited before each read of a streamed (on_data) body: the caller's backpressure. The read
   // timeout counts from when it returns, so a pause of ours is not the server's silence.
   std::function<boost::asio::awaitable<void>()> before_read;
+  // Where to take a kept-alive connection from and give it back to; none: one connection a request.
+  std::shared_ptr<ConnectionPool> pool;
 };
 
 struct ClientResult {

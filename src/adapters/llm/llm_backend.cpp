@@ -37,9 +37,10 @@ struct LlmBackend::Step {
 
 LlmBackend::LlmBackend(asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
                        core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools,
-                       std::chrono::milliseconds stall, std::shared_ptr<RecentServers> recent)
+                       std::chrono::milliseconds stall, std::shared_ptr<RecentServers> recent,
+                       std::shared_ptr<http::ConnectionPool> pool)
     : ex_(std::move(ex)), provider_(std::move(provider)), model_(std::move(model)), sink_(sink),
-      tools_(std::move(tools)), stall_(stall), recent_(std::move(recent)) {}
+      tools_(std::move(tools)), stall_(stall), recent_(std::move(recent)), pool_(std::move(pool)) {}
 
 std::optional<std::string> RecentServers::fresh(const std::string& key) const {
   auto it = entries_.find(key);
@@ -81,6 +82,7 @@ asio::awaitable<boost::system::result<void, std::string>> LlmBackend::start(core
   req.url = provider_.base_url + "/models";
   req.headers = auth_headers();
   req.read_timeout = std::min(std::chrono::seconds(30), std::chrono::ceil<std::chrono::seconds>(stall_));
+  req.pool = pool_;
   auto res = co_await http::fetch(ex_, req);
   if (res.status == 0)
     co_return "Could not reach " + display() + " at " + provider_.base_url + ". Is it running? (" + res.error + ")";
@@ -102,6 +104,7 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
   req.headers = auth_headers();
   req.body = request_body(*model_, messages_, tools_->tools(), forbid_tools);
   req.read_timeout = std::chrono::ceil<std::chrono::seconds>(stall_);
+  req.pool = pool_;
   // A full reader pauses the model: its tokens wait in the kernel's buffers, not in ours. Never after
   // shutdown: the session may be gone (a read that completed just before the abort comes back here).
   req.before_read = [this]() -> asio::awaitable<void> {

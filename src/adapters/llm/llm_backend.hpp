@@ -41,7 +41,7 @@ class LlmBackend final : public core::AgentBackend, public std::enable_shared_fr
   LlmBackend(boost::asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
              core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools,
              std::chrono::milliseconds stall = std::chrono::minutes(5),
-             std::shared_ptr<RecentServers> recent = nullptr);
+             std::shared_ptr<RecentServers> recent = nullptr, std::shared_ptr<http::ConnectionPool> pool = nullptr);
 
   boost::asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig config) override;
   bool accepts_images() const override;
@@ -64,6 +64,7 @@ class LlmBackend final : public core::AgentBackend, public std::enable_shared_fr
   // The longest silence allowed from the server while it answers (LEURIA_TEST_TIMINGS modelStallMs).
   std::chrono::milliseconds stall_;
   std::shared_ptr<RecentServers> recent_;  // may be null: always check
+  std::shared_ptr<http::ConnectionPool> pool_;  // kept-alive connections to model servers (may be null)
   core::BackendConfig config_;
   boost::json::array messages_;  // the conversation so far
   std::shared_ptr<http::Abort> abort_;
