@@ -20,12 +20,15 @@
 //   i*every): a late timer sends every chunk due, each as its own write and its own timestamp.
 //   A burst honours backpressure: when res.write() says the socket is full it waits for 'drain', and
 //   counts that as time blocked (what scenario 9 reads to see the relay paused its upstream).
-// GET  /stats?tag=T          [{tag, count, written, textBytes, blocks, blockedMs, blockedNow, done, closed}]
+// GET  /stats?tag=T          [{tag, count, written, textBytes, bytes, pending, blocks, blockedMs, blockedNow, done, closed}]
+//                            (bytes: the content chunks written, with their chunked framing; pending: bytes
+//                            still in Node's buffer, not yet taken by the kernel)
 //                            (the streams with that tag, or all of them; the last 5000 kept)
 import http from 'node:http';
 
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const streams = [];
+const pending = new WeakMap();  // stream → bytes written but still in Node's buffer (not the kernel's)
 
 function script(body) {
   const msgs = body?.messages || [];
@@ -37,8 +40,9 @@ function script(body) {
 
 function chat(req, res, body) {
   const s = script(body);
-  const st = { tag: s.tag, count: s.count, written: 0, textBytes: 0, blocks: 0, blockedMs: 0, blockedNow: false, done: false, closed: false, since: 0 };
+  const st = { tag: s.tag, count: s.count, written: 0, textBytes: 0, bytes: 0, blocks: 0, blockedMs: 0, blockedNow: false, done: false, closed: false, since: 0 };
   streams.push(st);
+  pending.set(st, () => res.writableLength);
   if (streams.length > 5000) streams.shift();
   const head = `{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":${Math.floor(Date.now() / 1000)},"model":"${body.model ?? 'bench'}","choices":[{"index":0,"delta":`;
   const chunk = (delta, finish = null) => `data: ${head}${delta},"logprobs":null,"finish_reason":${finish}}]}\n\n`;
@@ -53,7 +57,9 @@ function chat(req, res, body) {
     st.written++;
     const text = `T${nowUs()};${s.pad}`;
     st.textBytes += text.length;
-    return res.write(chunk(`{"content":"${text}"}`));
+    const c = chunk(`{"content":"${text}"}`);
+    st.bytes += c.length + c.length.toString(16).length + 4;  // as sent: in a chunk of the chunked body
+    return res.write(c);
   };
   const finish = () => {
     st.done = true;
@@ -104,7 +110,10 @@ const server = http.createServer((req, res) => {
     const tag = u.searchParams.get('tag');
     const now = performance.now();
     const list = streams.filter((s) => tag == null || s.tag === tag)
-      .map(({ since, ...s }) => ({ ...s, blockedMs: s.blockedMs + (s.blockedNow ? now - since : 0) }));
+      .map((st) => {
+        const { since, ...s } = st;
+        return { ...s, pending: pending.get(st)?.() ?? 0, blockedMs: s.blockedMs + (s.blockedNow ? now - since : 0) };
+      });
     const text = JSON.stringify(list);
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
     return res.end(text);

@@ -115,3 +115,23 @@ export function usageWindow(pids) {
     },
   };
 }
+
+/**
+ * Bytes an upstream listening on 127.0.0.1:`port` has written that its clients have not read yet, from
+ * /proc/net/tcp: what waits in the upstream's sockets (tx_queue of the connections from that port:
+ * sent and not yet taken by the other side, which a full receive buffer holds back) and in its
+ * clients' sockets (rx_queue of the connections to that port). Loopback IPv4 only, where it listens.
+ */
+export function unreadFrom(port) {
+  const text = read('/proc/net/tcp') || '';
+  const at = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  let sum = 0;
+  for (const line of text.split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);  // f[1] local, f[2] remote, f[4] tx_queue:rx_queue (hex)
+    if (f.length < 5) continue;
+    const [tx, rx] = f[4].split(':').map((h) => parseInt(h, 16));
+    if (f[1] === at) sum += tx;
+    else if (f[2] === at) sum += rx;
+  }
+  return sum;
+}

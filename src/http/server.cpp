@@ -142,6 +142,7 @@ class ChunkWriter final : public BodyWriter {
     std::string framed;
     framed.reserve(static_cast<std::size_t>(end - size) + data.size() + 4);
     framed.append(size, static_cast<std::size_t>(end - size)).append("\r\n").append(data).append("\r\n");
+    std::string().swap(data);  // one copy held while a slow reader's write waits, not two
     const beast::error_code ec = co_await send_all(stream_, framed, timeout_);
     failed_ = static_cast<bool>(ec);
     co_return !failed_;

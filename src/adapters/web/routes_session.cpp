@@ -89,8 +89,10 @@ http::Response session_stream(WebContext& ctx, const std::string& id, const core
       // A comment line keeps proxies and the browser patient, and finds readers that left.
       std::string data = ":\n\n";
       if (next.what != core::Subscriber::Next::What::idle) data = encode_sse(next.event, *s, port);
+      const bool last = next.what == core::Subscriber::Next::What::event && next.event.is_final();
+      next.event = core::Event{};  // encoded: a slow reader's write waits holding one copy of its text
       if (!co_await w.write(std::move(data))) break;
-      if (next.what == core::Subscriber::Next::What::event && next.event.is_final()) break;
+      if (last) break;
     }
     if (subscriber->overflowed()) spdlog::info("event=stream.overflow session={}", s->id());
     subscriber->end();
