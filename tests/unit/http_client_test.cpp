@@ -39,6 +39,7 @@ struct Exchange {
   tcp::acceptor acceptor{ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0)};
   std::vector<std::string> pieces;  // each on_data call
   http::ClientResult result;
+  std::chrono::seconds read_timeout{5};
 
   void run(Script script) {
     asio::co_spawn(ioc, [this, script]() -> asio::awaitable<void> {
@@ -50,7 +51,7 @@ struct Exchange {
     }, asio::detached);
     http::ClientRequest req;
     req.url = "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/stream";
-    req.read_timeout = std::chrono::seconds(5);
+    req.read_timeout = read_timeout;
     asio::co_spawn(ioc, http::fetch(ioc.get_executor(), req, [this](std::string_view d) {
       pieces.emplace_back(d);
       return true;
@@ -157,4 +158,38 @@ TEST(HttpClientBody, AnErrorAnswersBodyIsKeptNotStreamed) {
   EXPECT_EQ(x.result.status, 500u);
   EXPECT_EQ(x.result.body, "{\"error\":\"no model\"}");
   EXPECT_TRUE(x.pieces.empty());
+}
+
+TEST(HttpClientBody, PiecesThatTrickleInArriveEachOnItsOwn) {
+  // A paced model: each read empties the socket, and the next waits for it to be readable.
+  Exchange x;
+  std::string expected;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, kChunkedHead);
+    for (int i = 0; i < 20; ++i) {
+      const std::string line = "data: " + std::to_string(i) + "\n\n";
+      expected += line;
+      co_await send(s, chunked(line));
+      co_await pause(std::chrono::milliseconds(5));
+    }
+    co_await send(s, "0\r\n\r\n");
+  });
+  EXPECT_TRUE(x.result.complete) << x.result.error;
+  EXPECT_EQ(x.body(), expected);
+  EXPECT_EQ(x.pieces.size(), 20u);
+}
+
+TEST(HttpClientBody, AServerThatFallsSilentMidAnswerTimesOut) {
+  Exchange x;
+  x.read_timeout = std::chrono::seconds(1);
+  const auto t0 = std::chrono::steady_clock::now();
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, kChunkedHead + chunked("data: before\n\n"));
+    co_await pause(std::chrono::milliseconds(2000));
+  });
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_FALSE(x.result.complete);
+  EXPECT_EQ(x.result.error, "The server stopped answering");
+  EXPECT_EQ(x.body(), "data: before\n\n");
+  EXPECT_GE(took, std::chrono::milliseconds(900));
 }
