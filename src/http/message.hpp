@@ -41,6 +41,12 @@ class BodyWriter {
  public:
   virtual ~BodyWriter() = default;
   virtual boost::asio::awaitable<bool> write(std::string data) = 0;
+  // The answer's last piece, sent with the body's end in one write where the writer can (an MCP
+  // answer's result: one system call, and one wakeup of its reader, not two). Nothing after it.
+  virtual boost::asio::awaitable<bool> write_last(std::string data) {
+    const bool ok = co_await write(std::move(data));
+    co_return ok;
+  }
 };
 
 // A WebSocket after the upgrade: text messages in and out. read() returns nullopt once the socket

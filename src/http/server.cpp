@@ -54,11 +54,11 @@ Request to_request_header(const bhttp::request<bhttp::string_body>& in) {
 // buffer sequences for about 40% of the engine's instructions per /health (callgrind); the framing
 // is the same as Beast's prepare_payload gives: Content-Length, none for 1xx/204/304, and
 // Connection: close (1.1) or keep-alive (1.0) as the connection's fate needs.
-std::string serialize(const Response& res, bool keep, unsigned version) {
-  const bool no_body = res.status / 100 == 1 || res.status == 204 || res.status == 304;
+std::string serialize(const Response& res, bool keep, unsigned version);
+
+// The status line and the handler's headers, without the framing ones or the blank line.
+void append_head(std::string& out, const Response& res, unsigned version) {
   const auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(res.status));
-  std::string out;
-  out.reserve(160 + res.body.size() + 48 * res.headers.size());
   out += version >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ";
   out += std::to_string(res.status);
   out += ' ';
@@ -70,6 +70,13 @@ std::string serialize(const Response& res, bool keep, unsigned version) {
     out += h.value;
     out += "\r\n";
   }
+}
+
+std::string serialize(const Response& res, bool keep, unsigned version) {
+  const bool no_body = res.status / 100 == 1 || res.status == 204 || res.status == 304;
+  std::string out;
+  out.reserve(160 + res.body.size() + 48 * res.headers.size());
+  append_head(out, res, version);
   if (!no_body) {
     out += "Content-Length: ";
     out += std::to_string(res.body.size());
@@ -129,42 +136,80 @@ asio::awaitable<void> linger_close(beast::tcp_stream& stream) {
   }
 }
 
+// A streamed body as HTTP/1.1 chunks. `head`, when given, is the answer's head, sent with the first
+// chunk (or the end) rather than on its own.
 class ChunkWriter final : public BodyWriter {
  public:
-  ChunkWriter(beast::tcp_stream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
+  ChunkWriter(beast::tcp_stream& stream, std::chrono::milliseconds timeout, std::string head = {})
+      : stream_(stream), timeout_(timeout), out_(std::move(head)) {}
   asio::awaitable<bool> write(std::string data) override {
-    if (failed_) co_return false;
+    if (failed_ || ended_) co_return false;
     if (data.empty()) co_return true;  // an empty chunk would end the body
-    // The chunk's framing built here, one buffer per write: Beast's chunk buffer sequences cost
-    // more instructions than the event they carry (callgrind).
-    char size[20];
-    const char* end = std::to_chars(size, size + sizeof size, data.size(), 16).ptr;
-    std::string framed;
-    framed.reserve(static_cast<std::size_t>(end - size) + data.size() + 4);
-    framed.append(size, static_cast<std::size_t>(end - size)).append("\r\n").append(data).append("\r\n");
-    std::string().swap(data);  // one copy held while a slow reader's write waits, not two
-    const beast::error_code ec = co_await send_all(stream_, framed, timeout_);
-    failed_ = static_cast<bool>(ec);
-    co_return !failed_;
+    frame(data);
+    const bool sent = co_await send();
+    co_return sent;
   }
-  // The last chunk: whether the whole answer went out.
+  asio::awaitable<bool> write_last(std::string data) override {
+    if (failed_ || ended_) co_return false;
+    if (!data.empty()) frame(data);
+    out_ += "0\r\n\r\n";
+    ended_ = true;
+    const bool sent = co_await send();
+    co_return sent;
+  }
+  // The last chunk, unless write_last sent it: whether the whole answer went out.
   asio::awaitable<bool> finish() {
     if (failed_) co_return false;
-    const beast::error_code ec = co_await send_all(stream_, "0\r\n\r\n", timeout_);
-    co_return !ec;
+    if (ended_) co_return true;
+    out_ += "0\r\n\r\n";
+    ended_ = true;
+    const bool sent = co_await send();
+    co_return sent;
   }
 
  private:
+  // The chunk's framing built here, one buffer per write: Beast's chunk buffer sequences cost more
+  // instructions than the event they carry (callgrind). `data` is freed once framed: a slow reader's
+  // write waits holding one copy, not two.
+  void frame(std::string& data) {
+    char size[20];
+    const char* end = std::to_chars(size, size + sizeof size, data.size(), 16).ptr;
+    out_.reserve(out_.size() + static_cast<std::size_t>(end - size) + data.size() + 4);
+    out_.append(size, static_cast<std::size_t>(end - size)).append("\r\n").append(data).append("\r\n");
+    std::string().swap(data);
+  }
+  asio::awaitable<bool> send() {
+    std::string bytes;
+    bytes.swap(out_);
+    const beast::error_code ec = co_await send_all(stream_, bytes, timeout_);
+    failed_ = static_cast<bool>(ec);
+    co_return !failed_;
+  }
+
   beast::tcp_stream& stream_;
   std::chrono::milliseconds timeout_;
+  std::string out_;  // what goes out with the next write: the head, until it has gone
   bool failed_ = false;
+  bool ended_ = false;
 };
 
-// Headers now (an event stream's reader waits for them), then the body as chunks as the handler
+// An event stream's headers now (its reader waits for them); an answer that reuses the connection
+// (an MCP answer) sends its headers with its first chunk, and its result with the body's end: one
+// write per call, where there were three (bench scenario 4). Then the body as chunks as the handler
 // produces them. Returns whether the connection may serve another request: the answer asked for
 // it (Response::reuse_after_stream), went out whole, and the client keeps the connection.
 asio::awaitable<bool> write_streamed(beast::tcp_stream& stream, Response& res, bool keep_alive, unsigned version,
                                      std::chrono::milliseconds timeout) {
+  if (res.reuse_after_stream && keep_alive && !res.close && version >= 11) {
+    std::string head;
+    head.reserve(160 + 48 * res.headers.size());
+    append_head(head, res, version);
+    head += "Transfer-Encoding: chunked\r\n\r\n";
+    ChunkWriter writer(stream, timeout, std::move(head));
+    co_await res.stream(writer);
+    const bool complete = co_await writer.finish();
+    co_return complete;
+  }
   bhttp::response<bhttp::empty_body> head;
   head.version(version);
   head.result(res.status);
@@ -454,7 +499,10 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     request.websocket = upgrade;
     stream.expires_never();  // the handler may long-poll
     Response response = co_await handler(request);
-    if (response.stream || (upgrade && response.upgrade)) deadline.stop();
+    // A stream that ends the connection may last hours: no deadline timer left behind. An answer that
+    // reuses it keeps the lazy deadline (cleared while the request is served): stopping it, then
+    // setting it again for the next request, reprogrammed the timer twice a call (bench scenario 4).
+    if ((response.stream && !response.reuse_after_stream) || (upgrade && response.upgrade)) deadline.stop();
     if (upgrade && response.upgrade) {
       co_await run_websocket(stream, message, response, limits);
       co_return;

@@ -228,12 +228,17 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     const sock = net.connect(eng.port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
     let buf = '';
-    sock.setEncoding('latin1').on('data', (d) => (buf += d));
+    let reads = 0;
+    sock.setEncoding('latin1').on('data', (d) => {
+      buf += d;
+      reads++;
+    });
     let closed = false;
     sock.on('close', () => (closed = true));
     for (const [i, accept] of [[1, 'application/json, text/event-stream'], [2, 'application/json'], [3, 'application/json, text/event-stream']]) {
       const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'lookup', arguments: { query: `q${i}` } } });
       buf = '';
+      reads = 0;
       sock.write(`POST /webmcp/mcp HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nAuthorization: Bearer ${token}\r\n` +
         `Content-Type: application/json\r\nAccept: ${accept}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
       const done = await poll(() => /\r\n0\r\n\r\n$/.test(buf) || (/Content-Length: \d+/i.test(buf) && buf.includes('}}')), { timeoutMs: 5000, intervalMs: 10 });
@@ -242,6 +247,8 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
       assert.doesNotMatch(buf, /Connection: close/i, buf);
       assert.match(buf, new RegExp(`"id":${i}`));
       assert.equal(closed, false, `the engine closed the connection after call ${i}`);
+      // The head, the result and the body's end in one write (it was three: head, event, end).
+      if (accept.includes('event-stream')) assert.equal(reads, 1, `call ${i}'s answer came in ${reads} reads: ${JSON.stringify(buf)}`);
     }
     sock.destroy();
   });

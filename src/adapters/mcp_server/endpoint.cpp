@@ -86,7 +86,7 @@ asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::P
   if (!*done) co_return;  // the client went away
   std::string body = json::serialize(**done);
   if (sse) body = "event: message\ndata: " + body + "\n\n";
-  co_await w.write(std::move(body));
+  co_await w.write_last(std::move(body));
 }
 
 // Tells the client when the page's tools change, until the session ends or the client leaves.
