@@ -59,15 +59,22 @@ asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idl
     wake_.expires_at(coalesced(std::chrono::steady_clock::now() + idle_after, idle_after));
     co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
   }
-  if (!queue_.empty()) {
-    const bool was_full = full();
-    Next n{Next::What::event, std::move(queue_.front())};
-    queue_.pop_front();
-    bytes_ = queue_.empty() ? 0 : bytes_ - std::min(bytes_, cost(n.event));
-    if (was_full && !full()) room_changed();
-    co_return n;
-  }
+  if (!queue_.empty()) co_return Next{Next::What::event, pop()};
   co_return Next{ended_ ? Next::What::end : Next::What::idle, {}};
+}
+
+std::optional<Event> Subscriber::take() {
+  if (queue_.empty()) return std::nullopt;
+  return pop();
+}
+
+Event Subscriber::pop() {
+  const bool was_full = full();
+  Event e = std::move(queue_.front());
+  queue_.pop_front();
+  bytes_ = queue_.empty() ? 0 : bytes_ - std::min(bytes_, cost(e));
+  if (was_full && !full()) room_changed();
+  return e;
 }
 
 }  // namespace leuria::core

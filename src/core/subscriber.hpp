@@ -16,6 +16,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 
 #include "core/events.hpp"
 
@@ -64,6 +65,9 @@ class Subscriber {
   };
   // The next event; `idle` when nothing came for `idle_after` (time for a keep-alive).
   boost::asio::awaitable<Next> next(std::chrono::milliseconds idle_after);
+  // The next event if one is queued, without waiting: a writer sends what is queued behind the event
+  // next() gave it in the same write.
+  std::optional<Event> take();
 
   bool ended() const { return ended_; }
   bool overflowed() const { return overflowed_; }
@@ -77,6 +81,7 @@ class Subscriber {
   bool overflowed_ = false;
   boost::asio::steady_timer wake_;
   std::shared_ptr<Flow> flow_;
+  Event pop();  // queue_ not empty
   void room_changed() {
     if (flow_) flow_->wake();
   }

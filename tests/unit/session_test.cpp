@@ -318,6 +318,28 @@ TEST(Subscriber, AReaderThatKeepsUpIsNeverCutOff) {
   EXPECT_FALSE(sub.ended());
 }
 
+TEST(Subscriber, TakeGivesWhatIsQueuedWithoutWaitingAndFreesRoom) {
+  asio::io_context ioc;
+  auto flow = std::make_shared<core::Flow>(ioc.get_executor());
+  core::Subscriber sub(ioc.get_executor(), flow);
+  EXPECT_FALSE(sub.take());  // nothing queued: no event, no wait
+  sub.push(core::Event{core::EventKind::webmcp_ready});
+  sub.push(core::Event{core::EventKind::turn_start});
+  core::Event chunk{core::EventKind::chunk};
+  chunk.text = std::string(core::kHighWaterBytes, 'x');
+  sub.push(chunk);
+  EXPECT_TRUE(sub.full());
+  auto a = sub.take();
+  auto b = sub.take();
+  auto c = sub.take();
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(a->kind, core::EventKind::webmcp_ready);
+  EXPECT_EQ(b->kind, core::EventKind::turn_start);
+  EXPECT_EQ(c->text.size(), core::kHighWaterBytes);
+  EXPECT_FALSE(sub.full());  // taken events free the reader's room as next() does
+  EXPECT_FALSE(sub.take());
+}
+
 TEST(Session, CancelTurnWhileTheAiStartsSkipsTheFirstPrompt) {
   Fixture f;
   auto s = f.prepare("hello");

@@ -13,6 +13,7 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr std::chrono::milliseconds kKeepAlive{15'000};
+constexpr std::size_t kBatchBytes = 64 * 1024;  // at most this much is gathered into one write
 
 http::Response not_found() { return error_response(404, "Session not found"); }
 
@@ -88,8 +89,19 @@ http::Response session_stream(WebContext& ctx, const std::string& id, const core
       if (next.what == core::Subscriber::Next::What::end) break;
       // A comment line keeps proxies and the browser patient, and finds readers that left.
       std::string data = ":\n\n";
-      if (next.what != core::Subscriber::Next::What::idle) data = encode_sse(next.event, *s, port);
-      const bool last = next.what == core::Subscriber::Next::What::event && next.event.is_final();
+      bool last = false;
+      if (next.what != core::Subscriber::Next::What::idle) {
+        data = encode_sse(next.event, *s, port);
+        last = next.event.is_final();
+        // What is queued behind it goes in the same write: one system call, and one read for the page
+        // (turn_start after webmcp_ready; tool calls amid chunks).
+        while (!last && data.size() < kBatchBytes) {
+          auto more = subscriber->take();
+          if (!more) break;
+          data += encode_sse(*more, *s, port);
+          last = more->is_final();
+        }
+      }
       next.event = core::Event{};  // encoded: a slow reader's write waits holding one copy of its text
       if (!co_await w.write(std::move(data))) break;
       if (last) break;
