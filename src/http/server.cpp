@@ -50,12 +50,6 @@ Request to_request_header(const bhttp::request<bhttp::string_body>& in) {
   return r;
 }
 
-// A whole answer as the bytes that go out: one buffer, one write. Beast's serializer walked its
-// buffer sequences for about 40% of the engine's instructions per /health (callgrind); the framing
-// is the same as Beast's prepare_payload gives: Content-Length, none for 1xx/204/304, and
-// Connection: close (1.1) or keep-alive (1.0) as the connection's fate needs.
-std::string serialize(const Response& res, bool keep, unsigned version);
-
 // The status line and the handler's headers, without the framing ones or the blank line.
 void append_head(std::string& out, const Response& res, unsigned version) {
   const auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(res.status));
@@ -72,6 +66,10 @@ void append_head(std::string& out, const Response& res, unsigned version) {
   }
 }
 
+// A whole answer as the bytes that go out: one buffer, one write. Beast's serializer walked its
+// buffer sequences for about 40% of the engine's instructions per /health (callgrind); the framing
+// is the same as Beast's prepare_payload gives: Content-Length, none for 1xx/204/304, and
+// Connection: close (1.1) or keep-alive (1.0) as the connection's fate needs.
 std::string serialize(const Response& res, bool keep, unsigned version) {
   const bool no_body = res.status / 100 == 1 || res.status == 204 || res.status == 304;
   std::string out;
