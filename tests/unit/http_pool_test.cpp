@@ -116,91 +116,83 @@ std::vector<http::ClientResult> fetch_in_turn(asio::io_context& ioc, std::shared
   return out;
 }
 
+// One test's run: `n` requests in turn, through a pool of its own (or none), to a server answering by `script`.
+struct Trial {
+  asio::io_context ioc;
+  Server server;
+  std::shared_ptr<http::ConnectionPool> pool;
+  std::vector<http::ClientResult> results;
+  Trial(std::function<Answer(int, int)> script, int n, bool pooled = true, bool stop_early = false)
+      : server(ioc, std::move(script)), pool(pooled ? std::make_shared<http::ConnectionPool>() : nullptr) {
+    results = fetch_in_turn(ioc, pool, server.url(), n, stop_early);
+  }
+};
+
 }  // namespace
 
 TEST(HttpPool, AKeptConnectionIsUsedAgain) {
-  asio::io_context ioc;
-  Server server(ioc, [](int, int) { return Answer::ok; });
-  auto pool = std::make_shared<http::ConnectionPool>();
-  auto results = fetch_in_turn(ioc, pool, server.url(), 3);
-  ASSERT_EQ(results.size(), 3u);
-  for (auto& r : results) {
+  Trial t([](int, int) { return Answer::ok; }, 3);
+  ASSERT_EQ(t.results.size(), 3u);
+  for (auto& r : t.results) {
     EXPECT_EQ(r.status, 200u);
     EXPECT_EQ(r.body, "ok");
   }
-  EXPECT_EQ(server.connections, 1);
-  EXPECT_EQ(pool->idle(), 1u);
+  EXPECT_EQ(t.server.connections, 1);
+  EXPECT_EQ(t.pool->idle(), 1u);
 }
 
 TEST(HttpPool, WithoutAPoolEachRequestHasItsOwnConnection) {
-  asio::io_context ioc;
-  Server server(ioc, [](int, int) { return Answer::ok; });
-  auto results = fetch_in_turn(ioc, nullptr, server.url(), 3);
-  ASSERT_EQ(results.size(), 3u);
-  EXPECT_EQ(server.connections, 3);
+  Trial t([](int, int) { return Answer::ok; }, 3, /*pooled=*/false);
+  ASSERT_EQ(t.results.size(), 3u);
+  EXPECT_EQ(t.server.connections, 3);
 }
 
 TEST(HttpPool, AConnectionTheServerClosesWhileIdleIsDropped) {
-  asio::io_context ioc;
-  Server server(ioc, [](int, int) { return Answer::ok_then_close; });
-  auto pool = std::make_shared<http::ConnectionPool>();
-  auto results = fetch_in_turn(ioc, pool, server.url(), 2);
-  ASSERT_EQ(results.size(), 2u);
-  for (auto& r : results) EXPECT_EQ(r.status, 200u) << r.error;
-  EXPECT_EQ(server.connections, 2);
-  EXPECT_EQ(server.requests, 2);  // the closed one was never written to
-  EXPECT_EQ(pool->idle(), 0u);    // the second was dropped when the server closed it too
+  Trial t([](int, int) { return Answer::ok_then_close; }, 2);
+  ASSERT_EQ(t.results.size(), 2u);
+  for (auto& r : t.results) EXPECT_EQ(r.status, 200u) << r.error;
+  EXPECT_EQ(t.server.connections, 2);
+  EXPECT_EQ(t.server.requests, 2);  // the closed one was never written to
+  EXPECT_EQ(t.pool->idle(), 0u);    // the second was dropped when the server closed it too
 }
 
 TEST(HttpPool, ARequestTheServerDropsOnAKeptConnectionGoesAgainOnANewOne) {
   // The server's idle timeout fires as the request arrives: it closes without a word. Nothing was
   // answered, so the request is sent once more, on a new connection, and the caller sees one answer.
-  asio::io_context ioc;
-  Server server(ioc, [](int conn, int nth) { return conn == 0 && nth == 1 ? Answer::close_unanswered : Answer::ok; });
-  auto pool = std::make_shared<http::ConnectionPool>();
-  auto results = fetch_in_turn(ioc, pool, server.url(), 2);
-  ASSERT_EQ(results.size(), 2u);
-  EXPECT_EQ(results[1].status, 200u) << results[1].error;
-  EXPECT_EQ(results[1].body, "ok");
-  EXPECT_EQ(server.connections, 2);
-  EXPECT_EQ(server.requests, 3);
+  Trial t([](int conn, int nth) { return conn == 0 && nth == 1 ? Answer::close_unanswered : Answer::ok; }, 2);
+  ASSERT_EQ(t.results.size(), 2u);
+  EXPECT_EQ(t.results[1].status, 200u) << t.results[1].error;
+  EXPECT_EQ(t.results[1].body, "ok");
+  EXPECT_EQ(t.server.connections, 2);
+  EXPECT_EQ(t.server.requests, 3);
 }
 
 TEST(HttpPool, ANewConnectionThatIsDroppedIsNotTriedAgain) {
   // Only a kept connection's silence is forgiven: a new one's is the server's answer.
-  asio::io_context ioc;
-  Server server(ioc, [](int, int) { return Answer::close_unanswered; });
-  auto pool = std::make_shared<http::ConnectionPool>();
-  auto results = fetch_in_turn(ioc, pool, server.url(), 1);
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0].status, 0u);
-  EXPECT_NE(results[0].error.find("No answer"), std::string::npos) << results[0].error;
-  EXPECT_EQ(server.requests, 1);
+  Trial t([](int, int) { return Answer::close_unanswered; }, 1);
+  ASSERT_EQ(t.results.size(), 1u);
+  EXPECT_EQ(t.results[0].status, 0u);
+  EXPECT_NE(t.results[0].error.find("No answer"), std::string::npos) << t.results[0].error;
+  EXPECT_EQ(t.server.requests, 1);
 }
 
 TEST(HttpPool, AnAnswerStoppedAtItsLastEventIsFinishedThenKept) {
-  asio::io_context ioc;
-  Server server(ioc, [](int, int) { return Answer::stream_done_then_end; });
-  auto pool = std::make_shared<http::ConnectionPool>();
-  auto results = fetch_in_turn(ioc, pool, server.url(), 2, /*stop_early=*/true);
-  ASSERT_EQ(results.size(), 2u);
-  for (auto& r : results) {
+  Trial t([](int, int) { return Answer::stream_done_then_end; }, 2, /*pooled=*/true, /*stop_early=*/true);
+  ASSERT_EQ(t.results.size(), 2u);
+  for (auto& r : t.results) {
     EXPECT_EQ(r.status, 200u) << r.error;
     EXPECT_FALSE(r.complete);  // the caller stopped: it got its answer before the body's end
   }
-  EXPECT_EQ(server.connections, 1);
-  EXPECT_EQ(pool->idle(), 1u);
+  EXPECT_EQ(t.server.connections, 1);
+  EXPECT_EQ(t.pool->idle(), 1u);
 }
 
 TEST(HttpPool, ConnectionCloseKeepsNothing) {
-  asio::io_context ioc;
-  Server server(ioc, [](int, int) { return Answer::ok_connection_close; });
-  auto pool = std::make_shared<http::ConnectionPool>();
-  auto results = fetch_in_turn(ioc, pool, server.url(), 2);
-  ASSERT_EQ(results.size(), 2u);
-  for (auto& r : results) EXPECT_EQ(r.status, 200u) << r.error;
-  EXPECT_EQ(server.connections, 2);
-  EXPECT_EQ(pool->idle(), 0u);
+  Trial t([](int, int) { return Answer::ok_connection_close; }, 2);
+  ASSERT_EQ(t.results.size(), 2u);
+  for (auto& r : t.results) EXPECT_EQ(r.status, 200u) << r.error;
+  EXPECT_EQ(t.server.connections, 2);
+  EXPECT_EQ(t.pool->idle(), 0u);
 }
 
 TEST(HttpPool, APoolKeepsAtMostItsSizePerServer) {
