@@ -157,11 +157,8 @@ class ChunkWriter final : public BodyWriter {
   }
   // The last chunk, unless write_last sent it: whether the whole answer went out.
   asio::awaitable<bool> finish() {
-    if (failed_) co_return false;
-    if (ended_) co_return true;
-    out_ += "0\r\n\r\n";
-    ended_ = true;
-    const bool sent = co_await send();
+    if (failed_ || ended_) co_return !failed_;
+    const bool sent = co_await write_last({});
     co_return sent;
   }
 
@@ -208,31 +205,28 @@ asio::awaitable<bool> write_streamed(beast::tcp_stream& stream, Response& res, b
     const bool complete = co_await writer.finish();
     co_return complete;
   }
+  // An event stream: its end is the connection's end.
   bhttp::response<bhttp::empty_body> head;
   head.version(version);
   head.result(res.status);
   for (auto& h : res.headers) head.insert(h.name, h.value);
-  const bool reuse = res.reuse_after_stream && keep_alive && !res.close && version >= 11;
-  head.keep_alive(reuse);
+  head.keep_alive(false);
   head.chunked(true);
   bhttp::response_serializer<bhttp::empty_body> sr(head);
   stream.expires_after(timeout);
   auto [ec, n] = co_await bhttp::async_write_header(stream, sr, asio::as_tuple(asio::use_awaitable));
   stream.expires_never();
   if (ec) co_return false;
-  if (!reuse) {
-    // An event stream (its end is the connection's end): Nagle's algorithm back on. Its reader only
-    // reads, so the reader's kernel acknowledges at once and an event is never held for long; while
-    // one write is unacknowledged, the next ones merge into one packet. A burst of tokens written one
-    // event at a time with TCP_NODELAY cost the engine a loopback delivery each: 8.0 → 11.4 µs per
-    // token (bench scenario 2, burst).
-    boost::system::error_code ignored;
-    stream.socket().set_option(asio::ip::tcp::no_delay(false), ignored);
-  }
+  // Nagle's algorithm back on. Its reader only reads, so the reader's kernel acknowledges at once and
+  // an event is never held for long; while one write is unacknowledged, the next ones merge into one
+  // packet. A burst of tokens written one event at a time with TCP_NODELAY cost the engine a loopback
+  // delivery each: 8.0 → 11.4 µs per token (bench scenario 2, burst).
+  boost::system::error_code ignored;
+  stream.socket().set_option(asio::ip::tcp::no_delay(false), ignored);
   ChunkWriter writer(stream, timeout);
   co_await res.stream(writer);
-  const bool complete = co_await writer.finish();
-  co_return complete && reuse;
+  co_await writer.finish();
+  co_return false;
 }
 
 namespace websocket = beast::websocket;
