@@ -14,6 +14,7 @@
 //   startMcpSdkServer()          bench/baselines/mcp-sdk-server.mjs (the MCP TypeScript SDK, one echo tool)
 //   startNodeWsEcho()            bench/baselines/node-ws-echo.mjs (`ws`, answers {"type":"ping"} with pong)
 //   startFloorEcho()             build-bench/floors/tcp-pingpong serve (the TCP echo of the ping-pong floor)
+//   startFloorAcpRelay(argv, env) build-bench/floors/acp-relay, spawning the agent `argv` (scenario 3)
 
 import path from 'node:path';
 import { startEngine as e2eStartEngine } from '../../tests/e2e/lib/engine.mjs';
@@ -90,4 +91,9 @@ export async function startNodeWsEcho() {
 /** The TCP echo server of the ping-pong floor (its client: `tcp-pingpong client PORT`). */
 export async function startFloorEcho() {
   return wrap(await spawnPinned(path.join(FLOORS, 'tcp-pingpong'), ['serve', '0']), 'floor');
+}
+
+/** The ACP relay floor: the Node relay's /acp routes in C, spawning the agent `agentArgv` (scenario 3). */
+export async function startFloorAcpRelay(agentArgv, env) {
+  return wrap(await spawnPinned(path.join(FLOORS, 'acp-relay'), ['0', ...agentArgv], { env: { ...process.env, ...env } }), 'floor');
 }
