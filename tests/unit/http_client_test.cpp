@@ -40,6 +40,7 @@ struct Exchange {
   std::vector<std::string> pieces;  // each on_data call
   http::ClientResult result;
   std::chrono::seconds read_timeout{5};
+  std::function<asio::awaitable<void>()> before_read;  // a full reader's wait, before each body read
 
   void run(Script script) {
     asio::co_spawn(ioc, [this, script]() -> asio::awaitable<void> {
@@ -52,6 +53,7 @@ struct Exchange {
     http::ClientRequest req;
     req.url = "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/stream";
     req.read_timeout = read_timeout;
+    req.before_read = before_read;
     asio::co_spawn(ioc, http::fetch(ioc.get_executor(), req, [this](std::string_view d) {
       pieces.emplace_back(d);
       return true;
@@ -192,4 +194,43 @@ TEST(HttpClientBody, AServerThatFallsSilentMidAnswerTimesOut) {
   EXPECT_EQ(x.result.error, "The server stopped answering");
   EXPECT_EQ(x.body(), "data: before\n\n");
   EXPECT_GE(took, std::chrono::milliseconds(900));
+}
+
+TEST(HttpClientBody, TheDeadlineMovesOnWithEachPiece) {
+  // A slow model: each piece comes well within the read timeout, the whole answer takes longer than it.
+  Exchange x;
+  x.read_timeout = std::chrono::seconds(1);
+  std::string expected;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, kChunkedHead);
+    for (int i = 0; i < 8; ++i) {
+      const std::string line = "data: " + std::to_string(i) + "\n\n";
+      expected += line;
+      co_await send(s, chunked(line));
+      co_await pause(std::chrono::milliseconds(300));
+    }
+    co_await send(s, "0\r\n\r\n");
+  });
+  EXPECT_TRUE(x.result.complete) << x.result.error;
+  EXPECT_EQ(x.body(), expected);
+}
+
+TEST(HttpClientBody, WaitingForAFullReaderIsNotTheServersSilence) {
+  // Backpressure: the page's reader is full, so the client waits before it reads on, longer than the
+  // read timeout. The server has sent its answer whole meanwhile; the wait must not count against it.
+  Exchange x;
+  x.read_timeout = std::chrono::seconds(1);
+  int waits = 0;
+  x.before_read = [&]() -> asio::awaitable<void> {
+    if (waits++ == 0) co_await pause(std::chrono::milliseconds(1500));
+  };
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, kChunkedHead + chunked("data: one\n\n"));
+    co_await pause(std::chrono::milliseconds(100));
+    co_await send(s, chunked("data: two\n\n") + "0\r\n\r\n");
+    co_await pause(std::chrono::milliseconds(3000));  // the connection stays open, silent
+  });
+  EXPECT_TRUE(x.result.complete) << x.result.error;
+  EXPECT_EQ(x.body(), "data: one\n\ndata: two\n\n");
+  EXPECT_GE(waits, 1);
 }
