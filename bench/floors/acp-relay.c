@@ -30,6 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "floor.h"
+
 #define IN_MAX 65536
 #define MAX_CONNS 16
 
@@ -39,11 +41,6 @@ struct buf {
   char *p;
   size_t len, cap;
 };
-
-static void die(const char *what) {
-  perror(what);
-  exit(1);
-}
 
 static void put(struct buf *b, const char *s, size_t n) {
   if (b->len + n > b->cap) {
@@ -278,18 +275,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   for (int i = 0; i < MAX_CONNS; i++) conns[i].fd = -1;
 
-  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (lfd < 0) die("socket");
-  int one = 1;
-  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(lfd, (struct sockaddr *)&a, sizeof a) < 0) die("bind");
-  if (listen(lfd, 64) < 0) die("listen");
-  socklen_t l = sizeof a;
-  getsockname(lfd, (struct sockaddr *)&a, &l);
-  printf("listening on %d\n", ntohs(a.sin_port));
-  fflush(stdout);
+  int lfd = listen_loopback(argv[1]);
 
   ep = epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) die("epoll_create1");

@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "floor.h"
+
 #define MAX_EVENTS 256
 #define IN_CAP 16384
 
@@ -35,11 +37,6 @@ struct conn {
 
 static char response[1024];
 static size_t response_len;
-
-static void die(const char *what) {
-  perror(what);
-  exit(1);
-}
 
 static void conn_close(struct conn *c) {
   close(c->fd);  // closing removes it from the epoll set
@@ -132,18 +129,7 @@ int main(int argc, char **argv) {
   }
   signal(SIGPIPE, SIG_IGN);
 
-  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (lfd < 0) die("socket");
-  int one = 1;
-  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(lfd, (struct sockaddr *)&addr, sizeof addr) < 0) die("bind");
-  if (listen(lfd, 4096) < 0) die("listen");
-  socklen_t alen = sizeof addr;
-  getsockname(lfd, (struct sockaddr *)&addr, &alen);
-  printf("listening on %d\n", ntohs(addr.sin_port));
-  fflush(stdout);
+  int lfd = listen_loopback(argv[1]);
 
   int ep = epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) die("epoll_create1");
@@ -163,6 +149,7 @@ int main(int argc, char **argv) {
         int fd;
         while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
           // Small responses must leave at once, as a server tuned for latency would send them.
+          const int one = 1;
           setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
           struct conn *nc = calloc(1, sizeof *nc);
           if (!nc) die("calloc");

@@ -22,6 +22,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "floor.h"
+
 #define BUF 16384
 
 struct side;
@@ -42,11 +44,6 @@ struct side {
 
 static int ep;
 static struct sockaddr_in upstream;
-
-static void die(const char *what) {
-  perror(what);
-  exit(1);
-}
 
 static void set_events(struct side *s, unsigned events) {
   if (events == s->events) return;
@@ -151,18 +148,7 @@ int main(int argc, char **argv) {
   upstream = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2]))};
   upstream.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 
-  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (lfd < 0) die("socket");
-  int one = 1;
-  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(lfd, (struct sockaddr *)&a, sizeof a) < 0) die("bind");
-  if (listen(lfd, 4096) < 0) die("listen");
-  socklen_t l = sizeof a;
-  getsockname(lfd, (struct sockaddr *)&a, &l);
-  printf("listening on %d\n", ntohs(a.sin_port));
-  fflush(stdout);
+  int lfd = listen_loopback(argv[1]);
 
   ep = epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) die("epoll_create1");
