@@ -18,7 +18,7 @@ import { acpAgentArgv, fire, openSession, readTokens, startAcpEngine, startNodeA
 
 const CHUNK = /chunk (\d+)\\n/g;  // "chunk <i>\n" as it appears inside a JSON string
 
-async function engineTurn(eng, site, n) {
+async function engineTurn(eng, site) {
   const sess = await openSession(eng, site, { keep: false, token: CHUNK, sep: '\n' });
   try {
     const a = await sess.post('approve');
@@ -89,7 +89,7 @@ export default {
     let run;
     if (contender === 'engine') {
       srv = await startAcpEngine(agentEnv);
-      run = () => engineTurn(srv, srv.sites[0], n);
+      run = () => engineTurn(srv, srv.sites[0]);
     } else if (contender === 'floor') {
       srv = await startFloorAcpRelay(acpAgentArgv(), agentEnv);
       run = () => relayTurn(srv);

@@ -113,7 +113,7 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, bhttp:
   // token (bench scenario 7: 1,000 streams at 10 tokens a second were 10,000 timer moves a second).
   // The wait for a full reader's room is not the server's silence, so it runs without a deadline.
   tcp.expires_never();
-  bool silent = false;
+  bool silent = false;  // the deadline cancelled the read in flight
   ReadDeadline deadline(tcp.get_executor(), [&tcp, &silent] {
     silent = true;
     tcp.socket().cancel();
@@ -142,6 +142,8 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, bhttp:
       deadline.clear();
       co_await spec.before_read();
     }
+    // A deadline that passed just as the last read completed cancelled nothing: only this read counts.
+    silent = false;
     deadline.set(spec.read_timeout);
     auto [rec, n] = co_await stream.async_read_some(r.buffer.prepare(kReadBytes), asio::as_tuple(asio::use_awaitable));
     r.buffer.commit(n);
