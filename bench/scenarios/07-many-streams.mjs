@@ -63,7 +63,10 @@ export default {
   },
   targets: [
     { figure: 'cpu_us', contender: 'engine', vs: 'nginx', max: 1.2, text: 'CPU ≤ 1.2× nginx' },
-    { figure: 'added_p99_us', contender: 'engine', vs: 'nginx', max: 1, text: 'added p99 ≤ nginx’s' },
+    // "Added p99 ≤ nginx's": both relays are read against the same direct p99 in each round, so the
+    // question is whether the engine's p99 is at most nginx's. Asked as a ratio of the two added p99s,
+    // it divided by nginx's, a few µs that swing by hundreds (see docs/PERFORMANCE.md, "Targets changed").
+    { figure: 'p99_us', contender: 'engine', vs: 'nginx', max: 1, text: 'added p99 ≤ nginx’s (engine p99 ≤ nginx p99, same upstream, same rounds)' },
     { figure: 'errors', contender: 'engine', max: 0, text: 'no errors' },
   ],
   distUnit: { events: 'µs' },

@@ -22,16 +22,16 @@ asio::awaitable<void> Flow::wait() {
 
 Subscriber::~Subscriber() { room_changed(); }
 
-void Subscriber::push(const Event& e) {
+void Subscriber::push(Event e) {
   if (ended_) return;
   // A reader that is behind gets consecutive text of the same kind as one event: a burst of chunks
   // costs bytes, not queue entries.
-  const bool merge = !queue_.empty() && (e.kind == EventKind::chunk || e.kind == EventKind::thought) &&
+  const bool merge = !empty() && (e.kind == EventKind::chunk || e.kind == EventKind::thought) &&
                      queue_.back().kind == e.kind;
   const std::size_t add = merge ? e.text.size() : cost(e);
-  if ((!merge && queue_.size() >= kMaxQueuedEvents) || bytes_ + add > kMaxQueuedBytes) {
+  if ((!merge && queue_.size() - head_ >= kMaxQueuedEvents) || bytes_ + add > kMaxQueuedBytes) {
     // Fallen behind: drop what is queued and end; the reader reconnects and gets the replay.
-    queue_.clear();
+    clear();
     bytes_ = 0;
     overflowed_ = true;
     ended_ = true;
@@ -40,11 +40,12 @@ void Subscriber::push(const Event& e) {
     return;
   }
   bytes_ += add;
+  const bool final = e.is_final();
   if (merge)
     queue_.back().text += e.text;
   else
-    queue_.push_back(e);
-  if (e.is_final()) ended_ = true;
+    queue_.push_back(std::move(e));
+  if (final) ended_ = true;
   wake_.cancel();
 }
 
@@ -55,26 +56,45 @@ void Subscriber::end() {
 }
 
 asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idle_after) {
-  if (queue_.empty() && !ended_) {
+  if (empty() && !ended_) {
     wake_.expires_at(coalesced(std::chrono::steady_clock::now() + idle_after, idle_after));
     co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
   }
-  if (!queue_.empty()) co_return Next{Next::What::event, pop()};
+  if (!empty()) co_return Next{Next::What::event, pop()};
   co_return Next{ended_ ? Next::What::end : Next::What::idle, {}};
 }
 
 std::optional<Event> Subscriber::take() {
-  if (queue_.empty()) return std::nullopt;
+  if (empty()) return std::nullopt;
   return pop();
 }
 
 Event Subscriber::pop() {
   const bool was_full = full();
-  Event e = std::move(queue_.front());
-  queue_.pop_front();
-  bytes_ = queue_.empty() ? 0 : bytes_ - std::min(bytes_, cost(e));
+  Event e = std::move(queue_[head_++]);
+  if (empty()) {
+    clear();
+    bytes_ = 0;
+  } else {
+    bytes_ -= std::min(bytes_, cost(e));
+    // A reader that stays a little behind never empties the queue: read slots go once they are half.
+    if (head_ >= 32 && head_ * 2 >= queue_.size()) {
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
   if (was_full && !full()) room_changed();
   return e;
+}
+
+void Subscriber::clear() {
+  // A reader that keeps up reuses the same few slots; one that fell far behind gives the room back.
+  constexpr std::size_t kKeptSlots = 8;
+  if (queue_.capacity() > kKeptSlots)
+    std::vector<Event>().swap(queue_);
+  else
+    queue_.clear();
+  head_ = 0;
 }
 
 }  // namespace leuria::core

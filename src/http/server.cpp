@@ -500,6 +500,12 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
       co_return;
     }
     if (response.stream) {
+      if (!response.reuse_after_stream) {
+        // An event stream may stay open for hours and reads no further request: the read buffer
+        // (16 KB reserved for a head) and the request's fields go back now (bench scenario 8).
+        buffer.shrink_to_fit();
+        message = {};
+      }
       if (co_await write_streamed(stream, response, keep_alive, version, limits.write_timeout)) continue;
       beast::error_code ignored;
       stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);

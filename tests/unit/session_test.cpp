@@ -318,6 +318,34 @@ TEST(Subscriber, AReaderThatKeepsUpIsNeverCutOff) {
   EXPECT_FALSE(sub.ended());
 }
 
+TEST(Subscriber, AReaderThatStaysBehindGetsEveryEventInOrder) {
+  // Never empty: two events come for every one read, then the reader catches up. The read slots
+  // at the queue's front are reclaimed as it goes; the order and the texts must survive that.
+  asio::io_context ioc;
+  core::Subscriber sub(ioc.get_executor());
+  int pushed = 0;
+  int read = 0;
+  auto push_one = [&] {
+    core::Event e{core::EventKind::log};  // log lines never merge
+    e.text = std::to_string(pushed++);
+    sub.push(e);
+  };
+  for (int i = 0; i < 3000; ++i) {
+    push_one();
+    push_one();
+    auto e = sub.take();
+    ASSERT_TRUE(e);
+    ASSERT_EQ(e->text, std::to_string(read++));
+  }
+  while (auto e = sub.take()) ASSERT_EQ(e->text, std::to_string(read++));
+  EXPECT_EQ(read, pushed);
+  EXPECT_FALSE(sub.ended());
+  push_one();  // an emptied queue takes events again
+  auto e = sub.take();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->text, std::to_string(read));
+}
+
 TEST(Subscriber, TakeGivesWhatIsQueuedWithoutWaitingAndFreesRoom) {
   asio::io_context ioc;
   auto flow = std::make_shared<core::Flow>(ioc.get_executor());
