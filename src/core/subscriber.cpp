@@ -20,7 +20,10 @@ asio::awaitable<void> Flow::wait() {
   co_await changed_.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
-Subscriber::~Subscriber() { room_changed(); }
+Subscriber::~Subscriber() {
+  *self_ = nullptr;
+  room_changed();
+}
 
 void Subscriber::push(Event e) {
   if (ended_) return;
@@ -57,11 +60,36 @@ void Subscriber::end() {
 
 asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idle_after) {
   if (empty() && !ended_) {
-    wake_.expires_at(coalesced(std::chrono::steady_clock::now() + idle_after, idle_after));
+    watch_idle(coalesced(std::chrono::steady_clock::now() + idle_after, idle_after));
+    waiting_ = true;
+    wake_.expires_at(TimePoint::max());
     co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+    waiting_ = false;
   }
   if (!empty()) co_return Next{Next::What::event, pop()};
   co_return Next{ended_ ? Next::What::end : Next::What::idle, {}};
+}
+
+// The keep-alive is armed for the first wait and then only moved on when it fires early: a wait
+// that starts later than the armed one leaves the timer alone.
+void Subscriber::watch_idle(TimePoint at) {
+  wait_idle_at_ = at;
+  if (idle_armed_ && idle_timer_.expiry() <= at) return;
+  idle_armed_ = true;
+  idle_timer_.expires_at(at);  // a wait pending for a later time ends aborted; this one replaces it
+  idle_timer_.async_wait([self = self_](boost::system::error_code ec) {
+    if (!ec && *self) (*self)->on_idle_timer();
+  });
+}
+
+void Subscriber::on_idle_timer() {
+  idle_armed_ = false;
+  if (!waiting_) return;  // the writer is busy: its next wait arms the timer again
+  if (std::chrono::steady_clock::now() < wait_idle_at_) {
+    watch_idle(wait_idle_at_);  // events came meanwhile: the current wait started later
+    return;
+  }
+  wake_.cancel();
 }
 
 std::optional<Event> Subscriber::take() {

@@ -49,7 +49,7 @@ class Flow {
 class Subscriber {
  public:
   explicit Subscriber(boost::asio::any_io_executor ex, std::shared_ptr<Flow> flow = {})
-      : wake_(ex), flow_(std::move(flow)) {}
+      : wake_(ex), idle_timer_(ex), flow_(std::move(flow)) {}
   ~Subscriber();
   Subscriber(const Subscriber&) = delete;
   Subscriber& operator=(const Subscriber&) = delete;
@@ -82,8 +82,21 @@ class Subscriber {
   std::size_t bytes_ = 0;
   bool ended_ = false;  // no more events will be queued
   bool overflowed_ = false;
+  // The waiter's wake-up: armed at the end of time and cancelled by push(), end() or the keep-alive.
+  // The keep-alive has a timer of its own, armed once per idle period rather than once per event: a
+  // timer armed per event was the engine's earliest, and Asio reprograms its timerfd whenever the
+  // earliest timer is armed, a system call per token (bench scenario 2, paced).
   boost::asio::steady_timer wake_;
+  boost::asio::steady_timer idle_timer_;
+  using TimePoint = std::chrono::steady_clock::time_point;
+  bool waiting_ = false;      // next() is waiting
+  bool idle_armed_ = false;   // idle_timer_ has a wait pending
+  TimePoint wait_idle_at_{};  // when the waiter's wait becomes idle
+  // What the keep-alive's handler holds: it may run after we are gone (null then).
+  std::shared_ptr<Subscriber*> self_ = std::make_shared<Subscriber*>(this);
   std::shared_ptr<Flow> flow_;
+  void watch_idle(TimePoint at);
+  void on_idle_timer();
   bool empty() const { return head_ == queue_.size(); }
   void clear();
   Event pop();  // not empty()

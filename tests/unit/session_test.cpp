@@ -1,6 +1,9 @@
 // The session state machine, with a scripted backend: statuses, replay, limits, ends.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -344,6 +347,88 @@ TEST(Subscriber, AReaderThatStaysBehindGetsEveryEventInOrder) {
   auto e = sub.take();
   ASSERT_TRUE(e);
   EXPECT_EQ(e->text, std::to_string(read));
+}
+
+// A reader's waits, each logged as what it returned and when (ms since the start).
+struct WaitLog {
+  std::vector<std::pair<core::Subscriber::Next::What, long>> got;
+  std::size_t count(core::Subscriber::Next::What w) const {
+    return static_cast<std::size_t>(std::count_if(got.begin(), got.end(), [&](auto& g) { return g.first == w; }));
+  }
+};
+
+asio::awaitable<void> read_for(core::Subscriber& sub, std::chrono::milliseconds idle_after, int waits, WaitLog& log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < waits; ++i) {
+    auto n = co_await sub.next(idle_after);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    log.got.emplace_back(n.what, static_cast<long>(ms.count()));
+    if (n.what == core::Subscriber::Next::What::end) co_return;
+  }
+}
+
+TEST(Subscriber, AWaitTurnsIdleOnlyWhenNothingCameForItsPeriod) {
+  asio::io_context ioc;
+  core::Subscriber sub(ioc.get_executor());
+  WaitLog log;
+  // Events every 10 ms for 200 ms, each wait allowed 150 ms: never idle. Then silence: idle.
+  asio::co_spawn(ioc, read_for(sub, 150ms, 21, log), asio::detached);
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        asio::steady_timer t(ioc);
+        for (int i = 0; i < 20; ++i) {
+          t.expires_after(10ms);
+          co_await t.async_wait(asio::use_awaitable);
+          sub.push(core::Event{core::EventKind::log});
+        }
+      },
+      asio::detached);
+  ioc.run_for(2s);
+  ASSERT_EQ(log.got.size(), 21u);
+  EXPECT_EQ(log.count(core::Subscriber::Next::What::event), 20u);
+  EXPECT_EQ(log.got.back().first, core::Subscriber::Next::What::idle);
+  EXPECT_GE(log.got.back().second - log.got[19].second, 150);  // a whole period after the last event
+}
+
+TEST(Subscriber, AKeepAliveDueWhileTheWriterIsBusyWaitsForItsNextWait) {
+  asio::io_context ioc;
+  core::Subscriber sub(ioc.get_executor());
+  WaitLog log;
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        co_await read_for(sub, 20ms, 1, log);  // waits (the keep-alive armed for 20 ms); an event comes
+        asio::steady_timer busy(ioc, 60ms);    // the writer is busy past the keep-alive
+        co_await busy.async_wait(asio::use_awaitable);
+        co_await read_for(sub, 20ms, 1, log);  // nothing comes: idle, a whole period later
+      },
+      asio::detached);
+  ioc.poll();  // the reader waits
+  sub.push(core::Event{core::EventKind::log});
+  ioc.run_for(2s);
+  ASSERT_EQ(log.got.size(), 2u);
+  EXPECT_EQ(log.got[0].first, core::Subscriber::Next::What::event);
+  EXPECT_EQ(log.got[1].first, core::Subscriber::Next::What::idle);
+  EXPECT_GE(log.got[1].second, 20);  // counted from that wait's start, not from the timer's
+}
+
+TEST(Subscriber, AKeepAlivePendingAfterTheReaderIsGoneIsHarmless) {
+  asio::io_context ioc;
+  auto sub = std::make_shared<core::Subscriber>(ioc.get_executor());
+  WaitLog log;
+  asio::co_spawn(ioc, read_for(*sub, 5ms, 1, log), asio::detached);
+  ioc.poll();  // the reader waits, its keep-alive armed
+  sub->push(core::Event{core::EventKind::log});
+  ioc.poll();
+  ASSERT_EQ(log.got.size(), 1u);
+  // The keep-alive (due in 5 ms) fires in the same turn of the loop as a timer due before it, whose
+  // handler drops the reader: the keep-alive's handler is then already on its way, and runs after.
+  asio::steady_timer before(ioc, std::chrono::steady_clock::now());
+  before.async_wait([&](boost::system::error_code) { sub.reset(); });
+  std::this_thread::sleep_for(20ms);
+  ioc.run_for(50ms);
+  EXPECT_FALSE(sub);
 }
 
 TEST(Subscriber, TakeGivesWhatIsQueuedWithoutWaitingAndFreesRoom) {
