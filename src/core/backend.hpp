@@ -32,6 +32,9 @@ class BackendSink {
   // the readers have room (at once when they do); while it waits the AI's bytes stay in the
   // kernel's buffers, and a model server or agent writing into them is paused.
   virtual boost::asio::awaitable<void> room() { co_return; }
+  // room() would wait now. A backend asks this first and awaits room() only when it says so: a
+  // check, not two coroutine frames, on every read of a stream that is flowing.
+  virtual bool must_wait() const { return false; }
 };
 
 struct PromptBlock {

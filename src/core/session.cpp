@@ -53,6 +53,10 @@ bool Session::reader_full() const {
   return any;
 }
 
+bool Session::must_wait() const {
+  return !flow_->closed() && status_ == SessionStatus::running && !cancel_requested_ && reader_full();
+}
+
 asio::awaitable<void> Session::room() {
   // The flow outlives the session; `this` is only touched while a lock on it is held.
   auto flow = flow_;
@@ -60,8 +64,7 @@ asio::awaitable<void> Session::room() {
   for (;;) {
     {
       auto self = weak.lock();
-      if (!self || flow->closed() || status_ != SessionStatus::running || cancel_requested_ || !reader_full())
-        co_return;
+      if (!self || !must_wait()) co_return;
     }
     co_await flow->wait();
   }

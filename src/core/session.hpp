@@ -106,6 +106,7 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   // or the session's end stops the wait; a reader that never reads is ended by its own door's write
   // deadline (an event stream's 30 s), which wakes it too.
   boost::asio::awaitable<void> room() override;
+  bool must_wait() const override;
 
  private:
   void forget_turn_text();

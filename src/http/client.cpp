@@ -138,7 +138,7 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, bhttp:
       co_return o;
     }
     if (r.parser.is_done()) break;
-    if (stream_body && spec.before_read) {
+    if (stream_body && spec.before_read && (!spec.must_wait || spec.must_wait())) {
       deadline.clear();
       co_await spec.before_read();
     }

@@ -44,6 +44,9 @@ struct ClientRequest {
   // Awaited before each read of a streamed (on_data) body: the caller's backpressure. The read
   // timeout counts from when it returns, so a pause of ours is not the server's silence.
   std::function<boost::asio::awaitable<void>()> before_read;
+  // Asked first, when set: before_read is awaited only if this says the caller must wait (a plain
+  // call per read instead of a coroutine frame, on a stream that is flowing).
+  std::function<bool()> must_wait;
   // Where to take a kept-alive connection from and give it back to; none: one connection a request.
   std::shared_ptr<ConnectionPool> pool;
 };

@@ -46,8 +46,14 @@ class Path {
     const Level& l = levels_[i];
     return l.array ? std::string_view() : std::string_view(keys_.data() + l.key_off, l.key_len);
   }
-  // Shorthands for a visitor: level i is object member `k` / array element `n`.
-  bool at(std::size_t i, std::string_view k) const { return i < depth() && !is_array(i) && key(i) == k; }
+  // Shorthands for a visitor: level i is object member `k` / array element `n`. Inlined, so that
+  // comparing with a literal is a length test and a few loads, not a call to memcmp (a visitor
+  // makes several of these per value, on every token).
+  [[gnu::always_inline]] bool at(std::size_t i, std::string_view k) const {
+    if (i >= depth()) return false;
+    const Level& l = levels_[i];
+    return !l.array && l.key_len == k.size() && std::memcmp(keys_.data() + l.key_off, k.data(), k.size()) == 0;
+  }
   bool at(std::size_t i, std::size_t n) const { return i < depth() && is_array(i) && index(i) == n; }
 
  protected:
@@ -108,25 +114,25 @@ class ScanHandler : public Path {
   }
   bool on_key_part(string_view s, std::size_t, error_code&) {
     if (!in_key_) start_key();
-    keys_.insert(keys_.end(), s.data(), s.data() + s.size());
+    append_key(s);
     return true;
   }
   bool on_key(string_view s, std::size_t, error_code&) {
     if (!in_key_) start_key();
-    keys_.insert(keys_.end(), s.data(), s.data() + s.size());
+    append_key(s);
     in_key_ = false;
     Level& l = levels_.back();
     const std::uint32_t off = key_start_ + 4;
     const std::uint32_t len = static_cast<std::uint32_t>(keys_.size()) - off;
     std::memcpy(keys_.data() + key_start_, &len, 4);
-    const std::string_view key(keys_.data() + off, len);
+    const char* key = keys_.data() + off;
     for (std::uint32_t at = l.first_key; at < key_start_;) {
       std::uint32_t n;
       std::memcpy(&n, keys_.data() + at, 4);
-      if (std::string_view(keys_.data() + at + 4, n) == key) {
+      if (n == len && std::memcmp(keys_.data() + at + 4, key, len) == 0) {
         // Noted, and the parse goes on: a text that is also malformed further on is refused as
         // malformed, as read() says it.
-        if (!repeated_found) repeated.assign(key.data(), key.size());
+        if (!repeated_found) repeated.assign(key, len);
         repeated_found = true;
         break;
       }
@@ -181,7 +187,12 @@ class ScanHandler : public Path {
   void start_key() {
     in_key_ = true;
     key_start_ = static_cast<std::uint32_t>(keys_.size());
-    keys_.resize(keys_.size() + 4);  // the length, written at the key's end
+    keys_.resize(keys_.size() + 4, boost::container::default_init);  // the length, written at the key's end
+  }
+  void append_key(string_view s) {
+    const std::size_t at = keys_.size();
+    keys_.resize(at + s.size(), boost::container::default_init);
+    if (!s.empty()) std::memcpy(keys_.data() + at, s.data(), s.size());
   }
 
   Visitor& v_;

@@ -225,39 +225,63 @@ void ChildProcess::start() {
 
 asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& fd, bool is_stdout) {
   auto self = shared_from_this();
-  std::string buffer;
-  char chunk[65536];
+  // One buffer, read into directly: the bytes of [head, tail) are a line not yet ended. Each line is
+  // handed over as a view into it (an agent writes a line per token: no copy, no allocation).
+  // Not zeroed: a reader that never gets a byte (most agents' stderr) leaves its pages untouched.
+  constexpr std::size_t kChunk = 64 * 1024;
+  auto buffer = std::make_unique_for_overwrite<char[]>(kChunk);
+  std::size_t size = kChunk, head = 0, tail = 0;
+  auto& handler = is_stdout ? handlers_.on_stdout_line : handlers_.on_stderr_line;
+  auto deliver = [&](std::string_view line) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (handler) handler(line);
+  };
   for (;;) {
-    if (is_stdout && handlers_.before_stdout_read) co_await handlers_.before_stdout_read();
-    auto [ec, n] = co_await fd.async_read_some(asio::buffer(chunk), asio::as_tuple(asio::use_awaitable));
-    if (ec) break;
-    // Only the new bytes can hold a newline: rescanning the whole buffer on every read made a long
-    // line cost quadratic time.
-    const std::size_t scanned = buffer.size();
-    buffer.append(chunk, n);
-    std::size_t start = 0;
-    for (auto nl = buffer.find('\n', scanned); nl != std::string::npos; nl = buffer.find('\n', start)) {
-      std::string line = buffer.substr(start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      start = nl + 1;
-      auto& handler = is_stdout ? handlers_.on_stdout_line : handlers_.on_stderr_line;
-      if (handler) handler(std::move(line));
+    if (is_stdout && handlers_.before_stdout_read && (!handlers_.stdout_must_wait || handlers_.stdout_must_wait()))
+      co_await handlers_.before_stdout_read();
+    if (size - tail < kChunk / 4) {
+      // Little room left: move the unfinished line to the front, and grow only for a long line.
+      std::memmove(buffer.get(), buffer.get() + head, tail - head);
+      tail -= head;
+      head = 0;
+      if (size - tail < kChunk / 4) {
+        auto bigger = std::make_unique_for_overwrite<char[]>(size * 2);
+        std::memcpy(bigger.get(), buffer.get(), tail);
+        buffer = std::move(bigger);
+        size *= 2;
+      }
     }
-    buffer.erase(0, start);
-    if (buffer.size() > kMaxLineBytes) {
+    auto [ec, n] =
+        co_await fd.async_read_some(asio::buffer(buffer.get() + tail, size - tail), asio::as_tuple(asio::use_awaitable));
+    if (ec) break;
+    // Only the new bytes can hold a newline: rescanning the whole line on every read made a long
+    // line cost quadratic time.
+    const char* data = buffer.get();
+    for (auto* nl = static_cast<const char*>(std::memchr(data + tail, '\n', n)); nl;
+         nl = static_cast<const char*>(std::memchr(data + head, '\n', tail + n - head))) {
+      const std::size_t end = static_cast<std::size_t>(nl - data);
+      deliver(std::string_view(data + head, end - head));
+      head = end + 1;
+    }
+    tail += n;
+    if (head == tail) {
+      head = tail = 0;
+      if (size > kChunk) {  // a long line is done with: give its memory back
+        buffer = std::make_unique_for_overwrite<char[]>(kChunk);
+        size = kChunk;
+      }
+    }
+    if (tail - head > kMaxLineBytes) {
       // A line that never ends: the peer is broken. Say why before the exit is reported.
       if (handlers_.on_fault && !exit_code_)
         handlers_.on_fault("more than " + std::to_string(kMaxLineBytes >> 20) + " MB without a line break on its " +
                            (is_stdout ? "output" : "error output"));
-      buffer.clear();
+      head = tail = 0;
       kill_group();
       break;
     }
   }
-  if (!buffer.empty()) {
-    auto& handler = is_stdout ? handlers_.on_stdout_line : handlers_.on_stderr_line;
-    if (handler) handler(std::move(buffer));
-  }
+  if (tail > head) deliver(std::string_view(buffer.get() + head, tail - head));
   boost::system::error_code ignored;
   fd.close(ignored);
 }

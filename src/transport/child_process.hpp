@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace leuria::transport {
@@ -42,14 +43,18 @@ inline constexpr std::chrono::milliseconds kDrainAfterExit{1000};
 class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
  public:
   struct Handlers {
-    std::function<void(std::string line)> on_stdout_line;
-    std::function<void(std::string line)> on_stderr_line;
+    // A line without its "\n" (or "\r\n"), seen only during the call: copy what must be kept.
+    std::function<void(std::string_view line)> on_stdout_line;
+    std::function<void(std::string_view line)> on_stderr_line;
     std::function<void(int exit_code)> on_exit;  // 128+signal when killed by a signal
     // The child broke a limit (a line longer than kMaxLineBytes); called once, just before it is killed.
     std::function<void(std::string what)> on_fault;
     // Awaited before each read of stdout: the owner's backpressure. While it waits the child's
     // writes fill the pipe and then block.
     std::function<boost::asio::awaitable<void>()> before_stdout_read;
+    // Asked first, when set: before_stdout_read is awaited only if this says so (no coroutine frame
+    // per read while the output flows).
+    std::function<bool()> stdout_must_wait;
   };
 
   // The error is a plain sentence ("'gemini' was not found on PATH").

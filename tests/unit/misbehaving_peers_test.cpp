@@ -127,6 +127,7 @@ struct Ran {
   int code = -1;
   int signal = 0;
   std::string fault;
+  std::vector<std::string> lines;  // its output, line by line
 };
 Ran run_child(const std::string& script) {
   asio::io_context ioc;
@@ -139,6 +140,7 @@ Ran run_child(const std::string& script) {
     r.signal = child->term_signal();
   };
   h.on_fault = [&](std::string what) { r.fault = what; };
+  h.on_stdout_line = [&](std::string_view line) { r.lines.emplace_back(line); };
   auto spawned = transport::ChildProcess::spawn(ioc.get_executor(), spec, std::move(h));
   EXPECT_TRUE(spawned) << (spawned ? "" : spawned.error());
   if (!spawned) return r;
@@ -155,6 +157,24 @@ bool running(pid_t pid) {
   return close != std::string::npos && all.size() > close + 2 && all[close + 2] != 'Z';
 }
 }  // namespace
+
+TEST(ChildLines, LinesAreWholeAcrossReadsWithoutTheirEndsAndTheLastNeedsNoNewline) {
+  // Lines split over writes, CRLF, lines longer than the 64 KB read buffer (it grows, then shrinks
+  // back), many lines in one read, and a last line the child never ended.
+  auto r = run_child(
+      "printf 'a\\r\\nb'; sleep 0.05; printf 'c\\nd\\n\\n'; head -c 100000 /dev/zero | tr '\\0' x; echo; "
+      "head -c 300000 /dev/zero | tr '\\0' y; printf '\\r\\n'; seq 1 2000; printf last");
+  EXPECT_EQ(r.code, 0);
+  ASSERT_EQ(r.lines.size(), 2007u);
+  EXPECT_EQ(r.lines[0], "a");
+  EXPECT_EQ(r.lines[1], "bc");
+  EXPECT_EQ(r.lines[2], "d");
+  EXPECT_EQ(r.lines[3], "");
+  EXPECT_EQ(r.lines[4], std::string(100000, 'x'));
+  EXPECT_EQ(r.lines[5], std::string(300000, 'y'));
+  for (int i = 1; i <= 2000; ++i) ASSERT_EQ(r.lines[5 + i], std::to_string(i));
+  EXPECT_EQ(r.lines.back(), "last");
+}
 
 TEST(ChildLimits, ALineThatNeverEndsIsAFaultAndTheChildIsKilled) {
   auto r = run_child("head -c 40000000 /dev/zero | tr '\\0' x; sleep 30");

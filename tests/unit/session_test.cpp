@@ -11,6 +11,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <boost/json.hpp>
+#include "adapters/web/session_codec.hpp"
 #include "core/session_book.hpp"
 
 using namespace leuria;
@@ -611,4 +613,23 @@ TEST(Session, APausedAiOutlivingItsSessionIsWokenNotLeft) {
   f.run(50ms);
   EXPECT_TRUE(weak.expired());
   EXPECT_TRUE(backend->shut);
+}
+
+// A text event's data is the text as one JSON string, escaped straight into the event: the same
+// bytes boost::json writes for it, however much escaping grows it.
+TEST(SessionEvents, ATextEventIsItsTextAsOneJsonLine) {
+  Fixture f;
+  auto s = f.prepare();
+  const std::vector<std::string> texts = {"", "T1;", "quote \" back \\ line \n tab \t nul " + std::string(1, '\0') + " \x01 \xc3\xa9 \xf0\x9f\x98\x80",
+                                          std::string(3000, '\x01'), std::string(100000, 'a')};
+  const std::vector<std::pair<K, std::string>> kinds = {{K::chunk, "chunk"}, {K::thought, "thought"}, {K::log, "log"}, {K::failed, "failed"}};
+  for (auto& [kind, name] : kinds) {
+    for (auto& t : texts) {
+      core::Event e;
+      e.kind = kind;
+      e.text = t;
+      const std::string want = "event: " + name + "\ndata: " + boost::json::serialize(boost::json::string(t)) + "\n\n";
+      EXPECT_EQ(web::encode_sse(e, *s, 8080), want) << name << " of " << t.size() << " bytes";
+    }
+  }
 }

@@ -71,7 +71,7 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
 
   std::weak_ptr<AcpBackend> weak = self;
   transport::ChildProcess::Handlers h;
-  h.on_stdout_line = [weak](std::string line) {
+  h.on_stdout_line = [weak](std::string_view line) {
     auto b = weak.lock();
     if (!b || !b->rpc_) return;
     // A text chunk, the line an agent writes per token, is read without a tree; every other line
@@ -91,7 +91,11 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
     b.reset();  // the wait doesn't keep the backend alive
     co_await std::move(room);
   };
-  h.on_stderr_line = [weak](std::string line) {
+  h.stdout_must_wait = [weak] {
+    auto b = weak.lock();
+    return b && !b->shut_down_ && b->sink_.must_wait();
+  };
+  h.on_stderr_line = [weak](std::string_view line) {
     if (auto b = weak.lock(); b && !b->shut_down_) b->sink_.on_log(core::valid_utf8(line, 4096));
   };
   h.on_exit = [weak](int code) {

@@ -111,6 +111,7 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
     if (shut_down_ || cancelled_) co_return;
     co_await sink_.room();
   };
+  req.must_wait = [this] { return !shut_down_ && !cancelled_ && sink_.must_wait(); };
   abort_ = std::make_shared<http::Abort>();
   std::optional<std::string> stream_error;
   std::optional<std::string> too_big;

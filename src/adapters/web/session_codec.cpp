@@ -1,6 +1,7 @@
 #include "adapters/web/session_codec.hpp"
 
 #include <boost/json.hpp>
+#include <algorithm>
 
 #include "adapters/web/codec.hpp"
 #include "core/random.hpp"
@@ -159,12 +160,36 @@ json::value event_data(const core::Event& e, const core::Session& s, std::uint16
 
 }  // namespace
 
+namespace {
+
+// Appends `text` as a JSON string, escaped straight into `out`: a token's event is built with one
+// allocation, not a json::string, a serialized copy and the growth of `out` around them.
+void append_json_string(std::string& out, std::string_view text) {
+  json::serializer sr;
+  sr.reset(text);
+  std::size_t at = out.size();
+  while (!sr.done()) {
+    out.resize(std::max(out.capacity(), at + text.size() + 16));
+    at += sr.read(out.data() + at, out.size() - at).size();
+  }
+  out.resize(at);
+}
+
+}  // namespace
+
 std::string encode_sse(const core::Event& e, const core::Session& s, std::uint16_t port) {
   // boost::json escapes control characters, so the data is always one line.
-  std::string out = "event: ";
-  out += event_name(e.kind);
+  using K = core::EventKind;
+  const std::string_view name = event_name(e.kind);
+  std::string out;
+  out.reserve(name.size() + e.text.size() + 24);
+  out += "event: ";
+  out += name;
   out += "\ndata: ";
-  out += json::serialize(event_data(e, s, port));
+  if (e.kind == K::chunk || e.kind == K::thought || e.kind == K::log || e.kind == K::failed)
+    append_json_string(out, e.text);
+  else
+    out += json::serialize(event_data(e, s, port));
   out += "\n\n";
   return out;
 }
