@@ -130,17 +130,13 @@ std::string_view event_name(core::EventKind k) {
   return "log";
 }
 
+// The data of an event that isn't text (encode_sse writes a text event's string itself).
 json::value event_data(const core::Event& e, const core::Session& s, std::uint16_t port) {
   using K = core::EventKind;
   switch (e.kind) {
     case K::webmcp_ready:
       return json::object{{"registrationToken", registration_token(port, s.registration_secret())},
                           {"webmcpUrl", webmcp_url(port)}};
-    case K::chunk:
-    case K::thought:
-    case K::log:
-    case K::failed:
-      return json::string(e.text);
     case K::tool_call: {
       json::object o{{"toolCallId", e.tool_call.id}};
       if (e.tool_call.title) o["title"] = *e.tool_call.title;
@@ -157,10 +153,6 @@ json::value event_data(const core::Event& e, const core::Session& s, std::uint16
       return nullptr;
   }
 }
-
-}  // namespace
-
-namespace {
 
 // Appends `text` as a JSON string, escaped straight into `out`: a token's event is built with one
 // allocation, not a json::string, a serialized copy and the growth of `out` around them.
@@ -186,10 +178,16 @@ std::string encode_sse(const core::Event& e, const core::Session& s, std::uint16
   out += "event: ";
   out += name;
   out += "\ndata: ";
-  if (e.kind == K::chunk || e.kind == K::thought || e.kind == K::log || e.kind == K::failed)
-    append_json_string(out, e.text);
-  else
-    out += json::serialize(event_data(e, s, port));
+  switch (e.kind) {
+    case K::chunk:
+    case K::thought:
+    case K::log:
+    case K::failed:
+      append_json_string(out, e.text);
+      break;
+    default:
+      out += json::serialize(event_data(e, s, port));
+  }
   out += "\n\n";
   return out;
 }
