@@ -29,6 +29,7 @@ export function writePlots(dir, stem, res) {
   const series = new Set();
   for (const rounds of Object.values(res.raw)) for (const r of rounds) for (const s of Object.keys(r.dists || {})) series.add(s);
   const made = [];
+  if (series.size) fs.mkdirSync(dir, { recursive: true });  // a fresh clone has no bench/results/
   for (const s of series) {
     const cols = res.scenario.contenders.filter((c) => (res.raw[c] || []).some((r) => r.dists?.[s]));
     const pcts = [...new Set(cols.flatMap((c) => res.raw[c].flatMap((r) => (r.dists?.[s] || []).map(([p]) => p))))].sort((a, b) => a - b);

@@ -35,6 +35,21 @@ class BackendSink {
   // room() would wait now. A backend asks this first and awaits room() only when it says so: a
   // check, not two coroutine frames, on every read of a stream that is flowing.
   virtual bool must_wait() const { return false; }
+
+  // What one read of the AI's output gave is handed over inside a Batch: its text wakes no reader
+  // event by event; at the batch's end each reader writes it at once, in one write. Batches nest.
+  virtual void begin_batch() {}
+  virtual void end_batch() {}
+  class Batch {
+   public:
+    explicit Batch(BackendSink& sink) : sink_(sink) { sink_.begin_batch(); }
+    ~Batch() { sink_.end_batch(); }
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+
+   private:
+    BackendSink& sink_;
+  };
 };
 
 struct PromptBlock {

@@ -81,9 +81,16 @@ void Session::publish(Event e) {
   std::erase_if(subscribers_, [&](const std::weak_ptr<Subscriber>& w) {
     auto s = w.lock();
     if (!s || s->ended()) return true;
-    s->push(e);
+    s->push(e, batch_depth_ > 0);
     return false;
   });
+}
+
+void Session::end_batch() {
+  if (--batch_depth_ > 0) return;
+  // deliver() only writes (a failed write wakes its reader for later): the list stays as it is.
+  for (auto& w : subscribers_)
+    if (auto s = w.lock()) s->deliver();
 }
 
 Event Session::final_event() const {

@@ -107,6 +107,8 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   // deadline (an event stream's 30 s), which wakes it too.
   boost::asio::awaitable<void> room() override;
   bool must_wait() const override;
+  void begin_batch() override { ++batch_depth_; }
+  void end_batch() override;
 
  private:
   void forget_turn_text();
@@ -128,6 +130,7 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   std::shared_ptr<AgentBackend> backend_;
   std::uint64_t seq_ = 0;
   std::vector<std::weak_ptr<Subscriber>> subscribers_;
+  int batch_depth_ = 0;  // a backend is handing over one read (BackendSink::Batch)
   std::shared_ptr<Flow> flow_;  // the readers wake room() through it
   bool reader_full() const;
   // The current turn's chunk text so far: turn_completed's text, and the replay for new streams (its

@@ -4,6 +4,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <utility>
 
 namespace leuria::core {
 
@@ -12,6 +13,7 @@ namespace asio = boost::asio;
 namespace {
 constexpr std::size_t kEventOverhead = 256;  // what an event costs beyond its text
 std::size_t cost(const Event& e) { return e.text.size() + e.turn.text.size() + kEventOverhead; }
+bool is_text(const Event& e) { return e.kind == EventKind::chunk || e.kind == EventKind::thought; }
 }  // namespace
 
 asio::awaitable<void> Flow::wait() {
@@ -25,7 +27,7 @@ Subscriber::~Subscriber() {
   room_changed();
 }
 
-void Subscriber::push(Event e) {
+void Subscriber::push(Event e, bool defer) {
   if (ended_) return;
   // A reader that is behind gets consecutive text of the same kind as one event: a burst of chunks
   // costs bytes, not queue entries.
@@ -49,6 +51,25 @@ void Subscriber::push(Event e) {
   else
     queue_.push_back(std::move(e));
   if (final) ended_ = true;
+  if (defer && !final && waiting_ && direct_ && is_text(queue_.back())) {
+    deferred_ = true;
+    return;
+  }
+  wake_.cancel();
+}
+
+void Subscriber::deliver() {
+  if (!deferred_) return;
+  deferred_ = false;
+  if (empty()) return;
+  if (waiting_ && direct_) {
+    if (direct_() && empty()) {
+      // Written: the keep-alive counts from now, as if the reader had waited again.
+      wait_idle_at_ = coalesced(std::chrono::steady_clock::now() + idle_after_, idle_after_);
+      return;
+    }
+    if (empty()) flush_ = true;
+  }
   wake_.cancel();
 }
 
@@ -59,14 +80,19 @@ void Subscriber::end() {
 }
 
 asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idle_after) {
-  if (empty() && !ended_) {
+  if (empty() && !ended_ && !flush_) {
+    idle_after_ = idle_after;
     watch_idle(coalesced(std::chrono::steady_clock::now() + idle_after, idle_after));
     waiting_ = true;
     wake_.expires_at(TimePoint::max());
     co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
     waiting_ = false;
   }
-  if (!empty()) co_return Next{Next::What::event, pop()};
+  if (!empty()) {
+    flush_ = false;  // the event's write sends what was left first
+    co_return Next{Next::What::event, pop()};
+  }
+  if (std::exchange(flush_, false)) co_return Next{Next::What::flush, {}};
   co_return Next{ended_ ? Next::What::end : Next::What::idle, {}};
 }
 
@@ -94,6 +120,11 @@ void Subscriber::on_idle_timer() {
 
 std::optional<Event> Subscriber::take() {
   if (empty()) return std::nullopt;
+  return pop();
+}
+
+std::optional<Event> Subscriber::take_text() {
+  if (empty() || !is_text(queue_[head_])) return std::nullopt;
   return pop();
 }
 

@@ -9,11 +9,19 @@
 // session is, its AI waits (Session::room()) and stops reading its model server or agent, so the
 // kernel's buffers push back on the model instead of the engine's memory filling. A reader that
 // drains, ends or goes away wakes it (Flow).
+//
+// A reader that can write without waiting (an SSE stream whose socket has no write in flight)
+// installs a direct writer. Text pushed with `defer` (a backend handing over one read's chunks) then
+// wakes nobody: deliver(), at the end of that read, has the direct writer write it at once, in one
+// write for the whole read, and the reader's coroutine stays parked. Waking it meant a timer
+// cancelled and armed again, a pass through the scheduler (and a poll of the reactor) and two
+// coroutine resumptions per token (bench scenario 7).
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -54,13 +62,23 @@ class Subscriber {
   Subscriber(const Subscriber&) = delete;
   Subscriber& operator=(const Subscriber&) = delete;
 
-  // Queues an event. After a final event the subscriber ends once it has been read.
-  void push(Event e);
+  // Queues an event. After a final event the subscriber ends once it has been read. A deferred
+  // text event (chunk, thought) doesn't wake a parked reader that has a direct writer: deliver() does.
+  void push(Event e, bool defer = false);
+  // The end of what deferred pushes belong to: the direct writer writes what is queued, or the
+  // reader is woken to write it.
+  void deliver();
+  // Installed by the reader while it reads (empty to remove): takes what it can write now (take_text)
+  // and writes it without waiting. Returns false when the reader must be woken after all: the
+  // socket took only part (the rest waits in the reader's writer for its flush) or could not be
+  // written at once.
+  void set_direct(std::function<bool()> write_now) { direct_ = std::move(write_now); }
   // Ends the subscriber without a final event (the session is going away, or it fell behind).
   void end();
 
   struct Next {
-    enum class What { event, idle, end } what = What::end;
+    // flush: a direct write left bytes unsent; the reader's writer sends them (nothing new to write).
+    enum class What { event, idle, flush, end } what = What::end;
     Event event;
   };
   // The next event; `idle` when nothing came for `idle_after` (time for a keep-alive).
@@ -68,6 +86,8 @@ class Subscriber {
   // The next event if one is queued, without waiting: a writer sends what is queued behind the event
   // next() gave it in the same write.
   std::optional<Event> take();
+  // The same, only for a text event (chunk, thought): what a direct writer may write on its own.
+  std::optional<Event> take_text();
 
   bool ended() const { return ended_; }
   bool overflowed() const { return overflowed_; }
@@ -90,6 +110,10 @@ class Subscriber {
   boost::asio::steady_timer idle_timer_;
   using TimePoint = std::chrono::steady_clock::time_point;
   bool waiting_ = false;      // next() is waiting
+  bool deferred_ = false;     // deferred text is queued for deliver()
+  bool flush_ = false;        // woken to flush what a direct write left
+  std::chrono::milliseconds idle_after_{0};  // the waiter's keep-alive period
+  std::function<bool()> direct_;
   bool idle_armed_ = false;   // idle_timer_ has a wait pending
   TimePoint wait_idle_at_{};  // when the waiter's wait becomes idle
   // What the keep-alive's handler holds: it may run after we are gone (null then).

@@ -47,6 +47,13 @@ class BodyWriter {
     const bool ok = co_await write(std::move(data));
     co_return ok;
   }
+  // A write that doesn't wait, made for a reader while its coroutine is parked (an event stream's
+  // tokens, core::Subscriber's direct writer). ready_now(): one may be made now (no write in flight,
+  // nothing held back). write_now sends what the socket takes at once and holds the rest for flush();
+  // it returns whether all of it went (false too once the peer is gone: flush() then says so).
+  virtual bool ready_now() const { return false; }
+  virtual bool write_now(std::string) { return false; }
+  virtual boost::asio::awaitable<bool> flush() { co_return true; }
 };
 
 // A WebSocket after the upgrade: text messages in and out. read() returns nullopt once the socket

@@ -155,6 +155,40 @@ class ChunkWriter final : public BodyWriter {
     const bool sent = co_await send();
     co_return sent;
   }
+  bool ready_now() const override {
+    return !failed_ && !ended_ && !sending_ && out_.empty() && stream_.socket().non_blocking();
+  }
+  bool write_now(std::string data) override {
+    if (data.empty()) return true;
+    frame(data);
+    beast::error_code ec;
+    std::size_t done = stream_.socket().write_some(asio::buffer(out_), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      ec = {};
+      done = 0;
+    }
+    if (ec) {
+      failed_ = true;
+      out_.clear();
+      return false;
+    }
+    if (done < out_.size()) {
+      out_.erase(0, done);  // held for flush(), which the reader's coroutine makes under the deadline
+      return false;
+    }
+    // The buffer is kept for the next token, unless a burst made it large.
+    if (out_.capacity() > kKeptBuffer)
+      std::string().swap(out_);
+    else
+      out_.clear();
+    return true;
+  }
+  asio::awaitable<bool> flush() override {
+    if (failed_) co_return false;
+    if (out_.empty()) co_return true;
+    const bool sent = co_await send();
+    co_return sent;
+  }
   // The last chunk, unless write_last sent it: whether the whole answer went out.
   asio::awaitable<bool> finish() {
     if (failed_ || ended_) co_return !failed_;
@@ -176,16 +210,20 @@ class ChunkWriter final : public BodyWriter {
   asio::awaitable<bool> send() {
     std::string bytes;
     bytes.swap(out_);
+    sending_ = true;
     const beast::error_code ec = co_await send_all(stream_, bytes, timeout_);
+    sending_ = false;
     failed_ = static_cast<bool>(ec);
     co_return !failed_;
   }
 
+  static constexpr std::size_t kKeptBuffer = 4096;
   beast::tcp_stream& stream_;
   std::chrono::milliseconds timeout_;
-  std::string out_;  // what goes out with the next write: the head, until it has gone
+  std::string out_;  // what goes out with the next write: the head until it has gone, or what write_now left
   bool failed_ = false;
   bool ended_ = false;
+  bool sending_ = false;  // a write is in flight (out_ is empty meanwhile)
 };
 
 // An event stream's headers now (its reader waits for them); an answer that reuses the connection

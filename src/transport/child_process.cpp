@@ -263,6 +263,7 @@ asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& f
       deliver(std::string_view(data + head, end - head));
       head = end + 1;
     }
+    if (is_stdout && head > tail && handlers_.after_stdout_lines) handlers_.after_stdout_lines();
     tail += n;
     if (head == tail) {
       head = tail = 0;
@@ -281,7 +282,10 @@ asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& f
       break;
     }
   }
-  if (tail > head) deliver(std::string_view(buffer.get() + head, tail - head));
+  if (tail > head) {
+    deliver(std::string_view(buffer.get() + head, tail - head));
+    if (is_stdout && handlers_.after_stdout_lines) handlers_.after_stdout_lines();
+  }
   boost::system::error_code ignored;
   fd.close(ignored);
 }

@@ -46,6 +46,9 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
     // A line without its "\n" (or "\r\n"), seen only during the call: copy what must be kept.
     std::function<void(std::string_view line)> on_stdout_line;
     std::function<void(std::string_view line)> on_stderr_line;
+    // After the lines one read of stdout gave were handed over (when it gave any): what they carried
+    // can go on as one piece (an agent's chunks reach the page in one write).
+    std::function<void()> after_stdout_lines;
     std::function<void(int exit_code)> on_exit;  // 128+signal when killed by a signal
     // The child broke a limit (a line longer than kMaxLineBytes); called once, just before it is killed.
     std::function<void(std::string what)> on_fault;

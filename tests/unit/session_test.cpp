@@ -633,3 +633,51 @@ TEST(SessionEvents, ATextEventIsItsTextAsOneJsonLine) {
     }
   }
 }
+
+TEST(Session, TheChunksOfOneReadReachADirectWriterInOneWrite) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) { b.delay = 10s; };
+  auto s = f.prepare("hello");
+  s->approve();
+  f.run();  // the turn runs: its first chunk is out, the second 10 s away
+  auto sub = s->subscribe();
+  std::vector<K> woken;
+  asio::co_spawn(
+      f.ioc,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          auto n = co_await sub->next(10s);
+          if (n.what != core::Subscriber::Next::What::event) co_return;
+          woken.push_back(n.event.kind);
+        }
+      },
+      asio::detached);
+  f.run(10ms);  // the reader takes what a new stream gets, then waits
+  EXPECT_EQ(woken, (std::vector<K>{K::webmcp_ready, K::chunk}));
+  std::string written;
+  int writes = 0;
+  sub->set_direct([&] {
+    ++writes;
+    while (auto e = sub->take_text()) written += e->text;
+    return true;
+  });
+  {
+    core::BackendSink::Batch read(*s);
+    {
+      core::BackendSink::Batch nested(*s);
+      s->on_chunk("x");
+    }
+    EXPECT_EQ(writes, 0);  // the outer read isn't over
+    s->on_thought("y");
+    s->on_chunk("z");
+  }
+  EXPECT_EQ(writes, 1);
+  EXPECT_EQ(written, "xyz");
+  s->on_chunk("!");  // outside a read: the reader is woken for it, as before
+  f.run(10ms);
+  EXPECT_EQ(writes, 1);
+  EXPECT_EQ(woken, (std::vector<K>{K::webmcp_ready, K::chunk, K::chunk}));
+  sub->set_direct({});
+  s->end(core::SessionStatus::completed);
+  f.run(10ms);
+}

@@ -1,5 +1,6 @@
 #include "adapters/acp_client/acp_backend.hpp"
 
+#include <utility>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -77,11 +78,20 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
     // A text chunk, the line an agent writes per token, is read without a tree; every other line
     // (and one that isn't JSON) goes through the connection. Nothing after the connection closed.
     if (b->rpc_->closed()) return;
+    if (!b->batch_open_ && !b->shut_down_) {  // the read's lines go on as one piece (after_stdout_lines)
+      b->sink_.begin_batch();
+      b->batch_open_ = true;
+    }
     if (auto u = scan_text_update(line)) {
       b->on_update(std::move(*u));
       return;
     }
     b->rpc_->receive(line);
+  };
+  h.after_stdout_lines = [weak] {
+    auto b = weak.lock();
+    if (!b || !std::exchange(b->batch_open_, false)) return;
+    if (!b->shut_down_) b->sink_.end_batch();  // after shutdown the session may be gone
   };
   // A full reader pauses the agent: its output waits in the pipe, and then its writes block.
   h.before_stdout_read = [weak]() -> asio::awaitable<void> {

@@ -117,6 +117,9 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
   std::optional<std::string> too_big;
   bool done = false;
   auto on_data = [&](std::string_view data) {
+    // The chunks of one read reach the page in one write (never a sink call after shutdown).
+    std::optional<core::BackendSink::Batch> batch;
+    if (!shut_down_) batch.emplace(sink_);
     if (step.head.size() < 64) step.head.append(data.substr(0, 64 - step.head.size()));
     step.line_buffer.append(data);
     std::size_t start = 0;

@@ -84,9 +84,33 @@ http::Response session_stream(WebContext& ctx, const std::string& id, const core
   r.set("X-Accel-Buffering", "no");
   const std::uint16_t port = ctx.gate.port;
   r.stream = [subscriber, s, port](http::BodyWriter& w) -> asio::awaitable<void> {
+    // While this loop waits, a backend's tokens are written from its read, at the end of the read
+    // (Subscriber::deliver), and the loop is not woken for them: only when the socket could not take
+    // them at once, and for every other event.
+    subscriber->set_direct([&w, sub = subscriber.get(), sess = s.get(), port] {
+      if (!w.ready_now()) return false;
+      std::string data;
+      while (data.size() < kBatchBytes) {
+        auto e = sub->take_text();
+        if (!e) break;
+        if (data.empty())
+          data = encode_sse(*e, *sess, port);
+        else
+          data += encode_sse(*e, *sess, port);
+      }
+      return w.write_now(std::move(data));
+    });
+    struct Undirect {  // the frame's own reference: also when the frame is destroyed unfinished
+      std::shared_ptr<core::Subscriber> sub;
+      ~Undirect() { sub->set_direct({}); }
+    } undirect{subscriber};
     for (;;) {
       auto next = co_await subscriber->next(kKeepAlive);
       if (next.what == core::Subscriber::Next::What::end) break;
+      if (next.what == core::Subscriber::Next::What::flush) {
+        if (!co_await w.flush()) break;
+        continue;
+      }
       // A comment line keeps proxies and the browser patient, and finds readers that left.
       std::string data = ":\n\n";
       bool last = false;
