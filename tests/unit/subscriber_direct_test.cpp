@@ -55,16 +55,24 @@ struct Direct {
   }
 };
 
+// A subscriber whose reader has parked (waiting in next()), with the direct writer installed or not.
+struct Parked {
+  asio::io_context ioc;
+  core::Subscriber sub{ioc.get_executor()};
+  Direct d;
+  Reader r;
+  explicit Parked(int waits, std::chrono::milliseconds idle_after = 10s, bool direct = true) {
+    if (direct) sub.set_direct(d.bind(sub));
+    asio::co_spawn(ioc, r.run(sub, idle_after, waits), asio::detached);
+    ioc.poll();
+  }
+};
+
 }  // namespace
 
 TEST(SubscriberDirect, TheTextOfOneReadIsWrittenOnceAtItsEndAndTheReaderStaysParked) {
-  asio::io_context ioc;
-  core::Subscriber sub(ioc.get_executor());
-  Direct d;
-  sub.set_direct(d.bind(sub));
-  Reader r;
-  asio::co_spawn(ioc, r.run(sub, 10s, 1), asio::detached);
-  ioc.poll();  // parked
+  Parked p(1);
+  auto& [ioc, sub, d, r] = p;
   sub.push(text(core::EventKind::chunk, "a"), true);
   sub.push(text(core::EventKind::chunk, "b"), true);
   sub.push(text(core::EventKind::thought, "c"), true);
@@ -81,13 +89,8 @@ TEST(SubscriberDirect, TheTextOfOneReadIsWrittenOnceAtItsEndAndTheReaderStaysPar
 }
 
 TEST(SubscriberDirect, EveryOtherEventAndTextNotDeferredWakeTheReaderAsBefore) {
-  asio::io_context ioc;
-  core::Subscriber sub(ioc.get_executor());
-  Direct d;
-  sub.set_direct(d.bind(sub));
-  Reader r;
-  asio::co_spawn(ioc, r.run(sub, 10s, 3), asio::detached);
-  ioc.poll();
+  Parked p(3);
+  auto& [ioc, sub, d, r] = p;
   core::Event call{core::EventKind::tool_call};
   call.tool_call.id = "t1";
   sub.push(call, true);  // not text: the reader writes it
@@ -105,14 +108,9 @@ TEST(SubscriberDirect, EveryOtherEventAndTextNotDeferredWakeTheReaderAsBefore) {
 }
 
 TEST(SubscriberDirect, ABusyWriterLeavesTheTextForTheReader) {
-  asio::io_context ioc;
-  core::Subscriber sub(ioc.get_executor());
-  Direct d;
+  Parked p(1);
+  auto& [ioc, sub, d, r] = p;
   d.can_write = false;
-  sub.set_direct(d.bind(sub));
-  Reader r;
-  asio::co_spawn(ioc, r.run(sub, 10s, 1), asio::detached);
-  ioc.poll();
   sub.push(text(core::EventKind::chunk, "a"), true);
   sub.push(text(core::EventKind::chunk, "b"), true);
   sub.deliver();
@@ -123,14 +121,9 @@ TEST(SubscriberDirect, ABusyWriterLeavesTheTextForTheReader) {
 }
 
 TEST(SubscriberDirect, ASocketThatTookPartWakesTheReaderToFlush) {
-  asio::io_context ioc;
-  core::Subscriber sub(ioc.get_executor());
-  Direct d;
+  Parked p(2);
+  auto& [ioc, sub, d, r] = p;
   d.takes_all = false;
-  sub.set_direct(d.bind(sub));
-  Reader r;
-  asio::co_spawn(ioc, r.run(sub, 10s, 2), asio::detached);
-  ioc.poll();
   sub.push(text(core::EventKind::chunk, "a"), true);
   sub.deliver();
   ioc.poll();
@@ -147,13 +140,8 @@ TEST(SubscriberDirect, ASocketThatTookPartWakesTheReaderToFlush) {
 }
 
 TEST(SubscriberDirect, AnEndAfterDirectWritesEndsTheReader) {
-  asio::io_context ioc;
-  core::Subscriber sub(ioc.get_executor());
-  Direct d;
-  sub.set_direct(d.bind(sub));
-  Reader r;
-  asio::co_spawn(ioc, r.run(sub, 10s, 3), asio::detached);
-  ioc.poll();
+  Parked p(3);
+  auto& [ioc, sub, d, r] = p;
   sub.push(text(core::EventKind::chunk, "a"), true);
   sub.deliver();
   sub.push(core::Event{core::EventKind::completed}, true);  // final: never written directly
@@ -165,14 +153,10 @@ TEST(SubscriberDirect, AnEndAfterDirectWritesEndsTheReader) {
 }
 
 TEST(SubscriberDirect, DirectWritesCountAsActivityForTheKeepAlive) {
-  asio::io_context ioc;
-  core::Subscriber sub(ioc.get_executor());
-  Direct d;
-  sub.set_direct(d.bind(sub));
-  Reader r;
   // Tokens written directly every 10 ms for 200 ms, the keep-alive period 80 ms: no keep-alive while
   // they come (the reader is never woken), then one a whole period after the last.
-  asio::co_spawn(ioc, r.run(sub, 80ms, 1), asio::detached);
+  Parked p(1, 80ms);
+  auto& [ioc, sub, d, r] = p;
   long last_ms = 0;
   asio::co_spawn(
       ioc,
@@ -197,11 +181,8 @@ TEST(SubscriberDirect, DirectWritesCountAsActivityForTheKeepAlive) {
 }
 
 TEST(SubscriberDirect, WithoutADirectWriterDeferredTextWakesTheReader) {
-  asio::io_context ioc;
-  core::Subscriber sub(ioc.get_executor());
-  Reader r;
-  asio::co_spawn(ioc, r.run(sub, 10s, 1), asio::detached);
-  ioc.poll();
+  Parked p(1, 10s, false);
+  auto& [ioc, sub, d, r] = p;
   sub.push(text(core::EventKind::chunk, "a"), true);
   ioc.poll();
   ASSERT_EQ(r.events.size(), 1u);
