@@ -87,6 +87,17 @@ std::string serialize(const Response& res, bool keep, unsigned version) {
   return out;
 }
 
+// One non-blocking write of `data`: how much the socket took now (0 when its buffer is full). `ec` is
+// set only for a real failure (the peer is gone). The socket must be in non-blocking mode.
+std::size_t write_at_once(beast::tcp_stream& stream, std::string_view data, beast::error_code& ec) {
+  const std::size_t done = stream.socket().write_some(asio::buffer(data.data(), data.size()), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    ec = {};
+    return 0;
+  }
+  return ec ? 0 : done;
+}
+
 // Sends all of `data` (the only write in flight on the socket): at once when the socket's buffer
 // has room, as it has for most answers and events, else the rest under the deadline. The deadline's
 // timer is armed only for a write that must wait: armed for every answer, it cost a timerfd_settime
@@ -97,11 +108,7 @@ asio::awaitable<beast::error_code> send_all(beast::tcp_stream& stream, std::stri
   beast::error_code ec;
   std::size_t done = 0;
   if (stream.socket().non_blocking()) {
-    done = stream.socket().write_some(asio::buffer(data.data(), data.size()), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      ec = {};
-      done = 0;
-    }
+    done = write_at_once(stream, data, ec);
     if (ec || done == data.size()) co_return ec;
   }
   stream.expires_after(timeout);
@@ -162,11 +169,7 @@ class ChunkWriter final : public BodyWriter {
     if (data.empty()) return true;
     frame(data);
     beast::error_code ec;
-    std::size_t done = stream_.socket().write_some(asio::buffer(out_), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      ec = {};
-      done = 0;
-    }
+    const std::size_t done = write_at_once(stream_, out_, ec);
     if (ec) {
       failed_ = true;
       out_.clear();
