@@ -26,7 +26,7 @@ bool valid_tool_name(std::string_view name) {
 
 PageTools::PageTools(asio::any_io_executor ex, std::chrono::milliseconds call_timeout)
     : ex_(std::move(ex)), call_timeout_(call_timeout), channel_id_(random_base64url(16)),
-      channel_token_(random_base64url(kTokenBytes)) {}
+      channel_token_(random_base64url(kTokenBytes)), call_salt_(random_base64url(6)) {}
 
 PageTools::~PageTools() {
   for (auto& [id, p] : pending_) p->timer.cancel();
@@ -120,7 +120,7 @@ asio::awaitable<PageAnswer> PageTools::request(PageCall::Kind kind, std::string 
   if (!link_) co_return PageAnswer{PageAnswer::Status::not_connected, "The page is not connected", {}};
   if (pending_.size() >= kMaxPendingCalls)
     co_return PageAnswer{PageAnswer::Status::failed, "Too many calls are waiting for the page", {}};
-  PageCall call{kind, "c" + std::to_string(next_call_++) + "-" + random_base64url(6), std::move(name),
+  PageCall call{kind, "c" + std::to_string(next_call_++) + "-" + call_salt_, std::move(name),
                 std::move(arguments_json)};
   auto pending = std::make_shared<Pending>(ex_);
   pending_[call.id] = pending;

@@ -7,14 +7,14 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <functional>
 #include <optional>
 #include <spdlog/spdlog.h>
 
-#include "core/plain_text.hpp"
 #include "http/read_deadline.hpp"
 #include "http/request_head.hpp"
+#include "http/websocket.hpp"
 
 namespace leuria::http {
 
@@ -271,113 +271,6 @@ asio::awaitable<bool> write_streamed(beast::tcp_stream& stream, Response& res, b
 }
 
 namespace websocket = beast::websocket;
-
-// RFC 6455 (7.4.2) defines close codes up to 4999; Beast rejects the undefined ones below 3000 (1002)
-// but accepts and echoes any code from 5000 up.
-constexpr std::uint16_t kLastCloseCode = 4999;
-
-// Beast does the framing and fails the connection with the RFC's code for what it refuses (1002 for
-// unmasked frames, reserved bits, unknown opcodes, bad control frames and close codes, 1007 for
-// invalid UTF-8, 1009 over read_message_max). What it lets through is refused here: binary messages
-// (the protocol is JSON text: 1003), a text message whose last frame is empty and whose UTF-8 is
-// cut short (Beast checks the end of a message only in a frame with data: 1007), and close codes
-// from 5000 up (1002).
-class BeastWebSocket final : public WebSocket {
- public:
-  explicit BeastWebSocket(websocket::stream<beast::tcp_stream>& ws) : ws_(ws) {
-    ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
-      if (kind == websocket::frame_type::close) check_close_code();
-    });
-  }
-  ~BeastWebSocket() override { ws_.control_callback(); }
-  BeastWebSocket(const BeastWebSocket&) = delete;
-  BeastWebSocket& operator=(const BeastWebSocket&) = delete;
-
-  asio::awaitable<std::optional<std::string>> read() override {
-    beast::flat_buffer buffer;
-    auto [ec, n] = co_await ws_.async_read(buffer, asio::as_tuple(asio::use_awaitable));
-    if (ec) co_return std::nullopt;
-    if (!ws_.got_text()) {
-      spdlog::debug("event=websocket.binary_refused bytes={}", n);
-      co_await close_with(websocket::close_code::unknown_data);
-      co_return std::nullopt;
-    }
-    std::string text = beast::buffers_to_string(buffer.data());
-    if (!core::is_utf8(text)) {
-      spdlog::debug("event=websocket.bad_utf8 bytes={}", n);
-      co_await close_with(websocket::close_code::bad_payload);
-      co_return std::nullopt;
-    }
-    co_return text;
-  }
-  asio::awaitable<bool> write(std::string text) override {
-    ws_.text(true);
-    writing_ = true;
-    auto [ec, n] = co_await ws_.async_write(asio::buffer(text), asio::as_tuple(asio::use_awaitable));
-    writing_ = false;
-    co_return !ec;
-  }
-  asio::awaitable<void> close() override { co_await close_with(websocket::close_code::normal); }
-
- private:
-  // One close only, whoever asks first (the handler's writer, its reader, or the server at the end).
-  asio::awaitable<void> close_with(websocket::close_code code) {
-    if (closing_ || !ws_.is_open()) co_return;
-    closing_ = true;
-    const websocket::close_reason reason(code);
-    co_await ws_.async_close(reason, asio::as_tuple(asio::use_awaitable));
-  }
-
-  // Called by Beast's read with the peer's close frame, before Beast echoes its code. Beast's echo
-  // can't be changed: for a code above 4999 the 1002 frame is written here (unless a frame of ours
-  // is half-written: then nothing is), and the echo then fails on the socket shut for sending.
-  void check_close_code() {
-    if (closing_ || ws_.reason().code <= kLastCloseCode) return;
-    closing_ = true;
-    spdlog::debug("event=websocket.bad_close_code code={}", ws_.reason().code);
-    auto& socket = ws_.next_layer().socket();
-    beast::error_code ec;
-    if (!writing_) {
-      static constexpr unsigned char kProtocolError[] = {0x88, 0x02, 0x03, 0xEA};  // FIN + close, 2 bytes, 1002
-      socket.non_blocking(true, ec);
-      socket.send(asio::buffer(kProtocolError), 0, ec);
-    }
-    socket.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
-  }
-
-  websocket::stream<beast::tcp_stream>& ws_;
-  bool writing_ = false;
-  bool closing_ = false;
-};
-
-// Beast's timers, not the TCP stream's (Beast's advice for a websocket::stream).
-websocket::stream_base::timeout websocket_timeouts(const ServerLimits& limits) {
-  websocket::stream_base::timeout t{};
-  // The 101 answer, and the closing handshake: after our close frame Beast reads (and drops) what
-  // the peer still sends until its close frame arrives, which a peer that stopped reading never sends.
-  t.handshake_timeout = std::min(limits.write_timeout, limits.idle_timeout);
-  // Nothing received for idle_timeout (a ping is sent at half of it): closed. This also ends a peer
-  // that floods us with pings but never reads the pongs: our pong write blocks, so we stop reading.
-  t.idle_timeout = limits.idle_timeout;
-  t.keep_alive_pings = true;
-  return t;
-}
-
-// The upgrade was allowed: accept it with the original request and hand the socket over.
-asio::awaitable<void> run_websocket(beast::tcp_stream& stream, const bhttp::request<bhttp::string_body>& req,
-                                    Response& res, const ServerLimits& limits) {
-  websocket::stream<beast::tcp_stream> ws(std::move(stream));
-  ws.set_option(websocket_timeouts(limits));
-  ws.read_message_max(limits.body_bytes);
-  ws.set_option(websocket::stream_base::decorator([&res](websocket::response_type& r) {
-    for (auto& h : res.headers) r.set(h.name, h.value);
-  }));
-  auto [ec] = co_await ws.async_accept(req, asio::as_tuple(asio::use_awaitable));
-  if (ec) co_return;
-  BeastWebSocket socket(ws);
-  co_await res.upgrade(socket);
-  co_await socket.close();
-}
 
 // What read_head found at the start of the buffer.
 struct Head {

@@ -167,6 +167,25 @@ boost::system::result<json::value, ReadError> read(std::string_view text) {
   return v;
 }
 
+namespace {
+
+// A scan visitor that keeps nothing.
+struct Nothing {
+  void begin(const Path&, bool) {}
+  void end(const Path&, bool, std::size_t) {}
+  bool wants_string(const Path&) { return false; }
+  void string(const Path&, std::string) {}
+  void integer(const Path&, std::int64_t) {}
+  void other(const Path&) {}
+};
+
+}  // namespace
+
+bool valid(std::string_view text) {
+  Nothing nothing;
+  return scan(text, nothing).has_value();
+}
+
 boost::system::result<json::object, ReadError> read_object(std::string_view text) {
   auto v = read(text);
   if (!v) return v.error();

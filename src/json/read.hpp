@@ -28,4 +28,8 @@ boost::system::result<boost::json::value, ReadError> read(std::string_view text)
 // read(), then insists on an object: the shape of every message and file the engine accepts.
 boost::system::result<boost::json::object, ReadError> read_object(std::string_view text);
 
+// Whether read() would take `text`, found without building its tree (scan.hpp, keeping nothing):
+// for a text that is passed on as it is when it is JSON.
+bool valid(std::string_view text);
+
 }  // namespace leuria::jsonio

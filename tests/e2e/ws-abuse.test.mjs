@@ -393,3 +393,37 @@ describe('WebSocket floods from a peer that never reads', { timeout: 240000 }, (
     await stillServing(eng, page);
   });
 });
+
+describe('WebSocket silence: pinged at half the idle timeout, dropped at its end', { timeout: 120000 }, () => {
+  after(stopAll);
+  const idleMs = 1000;
+
+  it('a peer that answers the pings outlives the idle timeout; one that then stays silent is dropped', async () => {
+    const eng = await startFakeEngine({ timings: { idleTimeoutMs: idleMs } });
+    const page = await pagePaths(eng);
+    for (const which of CHANNELS) {
+      const s = await rawUpgrade(eng, page[which], { origin: page.origin });
+      const t0 = Date.now();
+      const pings = () => s.frames.filter((f) => f.opcode === OP.ping);
+      await s.until(() => pings().length >= 1, idleMs * 5, `${which}: the first ping`);
+      const first = Date.now() - t0;
+      assert.ok(first >= idleMs / 2 - 100, `${which}: pinged after only ${first} ms`);
+      // A pong is a frame heard: the next ping comes half an idle timeout after it, on a live connection.
+      await s.send(frame({ opcode: OP.pong, payload: pings()[0].payload }));
+      await s.until(() => pings().length >= 2, idleMs * 5, `${which}: the second ping`);
+      assert.ok(Date.now() - t0 >= idleMs, `${which}: the second ping came before an idle timeout had passed`);
+      assert.ok(!s.closed && !s.ended, `${which}: dropped although it answered`);
+      // A text message counts too (on the register socket, whose only message is the registration, a pong frame).
+      await s.send(which === 'channel' ? text('{"type":"pong"}') : frame({ opcode: OP.pong }));
+      await s.until(() => pings().length >= 3, idleMs * 5, `${which}: the third ping`);
+      assert.ok(!s.closed && !s.ended, `${which}: dropped although it sent a message`);
+      // Silence after a ping: dropped (no close frame is owed to a peer that stopped answering).
+      const quiet = Date.now();
+      await s.until(() => s.closed || s.ended, idleMs * 5, `${which}: the drop of a silent peer`);
+      assert.ok(Date.now() - quiet >= idleMs / 4, `${which}: dropped ${Date.now() - quiet} ms after the ping`);
+      assert.equal(pings().length, 3, `${which}: one ping per half idle timeout`);
+      s.destroy();
+    }
+    await stillServing(eng, page);
+  });
+});

@@ -4,10 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/serialize.hpp>
+#include <random>
+
+#include "json/write.hpp"
+#include "mutate.hpp"
 
 namespace {
 using leuria::jsonio::read;
 using leuria::jsonio::read_object;
+using leuria::jsonio::valid;
 
 std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
@@ -71,6 +76,31 @@ TEST(JsonRead, NumbersTooLargeForJsonAreRefused) {
 TEST(JsonRead, ReadObjectInsistsOnAnObject) {
   EXPECT_TRUE(read_object("{}"));
   EXPECT_EQ(read_object("[]").error().message, "it is not a JSON object");
+}
+
+TEST(JsonValid, TakesWhatReadTakes) {
+  // The sample texts of the tests above, then thousands of mutations of them: valid() and read() agree.
+  const std::vector<std::string> seeds = {
+      R"({"a":[1,-2,3.5,true,null,"x\u00e9"],"b":{"c":18446744073709551615}})", R"({"a":1,"a":2})",
+      R"({"a":{"b":1,"b":2}})", nested(64), nested(65), "1e400", "\"a\xff\"", "{\"a\":1,}", " [1, 2] ", "",
+      R"({"q":"blue mug","n":[{"k":"v"}]})"};
+  for (const auto& s : seeds) EXPECT_EQ(valid(s), read(s).has_value()) << s;
+  std::mt19937 rng(20261130);
+  const std::string alphabet = "{}[]:,\"\\ 0123456789.eE+-tfnulx\xc3\xa9\xff";
+  const std::vector<std::string> words = {"true", "null", "\"a\"", "[[[", "]]]", "1e999", "\\u00", ",\"a\":1"};
+  for (int n = 0; n < 20000; ++n) {
+    const std::string s = leuria::mutation::mutate(seeds[rng() % seeds.size()], rng, alphabet, words);
+    ASSERT_EQ(valid(s), read(s).has_value()) << "mutation " << n << ": " << s;
+  }
+}
+
+TEST(JsonWrite, AppendStringEscapesAsBoostDoes) {
+  for (const std::string& text : {std::string("plain"), std::string("quote \" and \\ backslash"),
+                                 std::string("ctl \x01\n\t\x1f"), std::string("é ✓"), std::string(5000, 'x')}) {
+    std::string out = "pre:";
+    leuria::jsonio::append_string(out, text);
+    EXPECT_EQ(out, "pre:" + boost::json::serialize(boost::json::string_view(text)));
+  }
 }
 
 }  // namespace

@@ -121,3 +121,16 @@ TEST(WebMcpCodec, PageMessages) {
   EXPECT_EQ(json::parse(web::encode_call({core::PageCall::Kind::tool, "c1", "lookup", R"({"q":1})"})),
             json::parse(R"({"type":"callTool","id":"c1","tool":"lookup","arguments":{"q":1}})"));
 }
+
+TEST(WebMcpCodec, CallsAreBuiltAsTextWithTheArgumentsAsTheyCame) {
+  using K = core::PageCall::Kind;
+  // Arguments read() takes go out as they are; anything else (a model's broken JSON, nothing) as {}.
+  EXPECT_EQ(web::encode_call({K::tool, "c2-x", "look\"up", "{ \"q\": [1, 2.50] }"}),
+            R"({"type":"callTool","id":"c2-x","tool":"look\"up","arguments":{ "q": [1, 2.50] }})");
+  for (const char* bad : {"", "{\"q\":", R"({"q":1,"q":2})", "{} {}", "\"\xff\""})
+    EXPECT_EQ(json::parse(web::encode_call({K::tool, "c3", "t", bad})).at("arguments"), json::object{}) << bad;
+  EXPECT_EQ(web::encode_call({K::resource, "c4", "page://a\nb", "ignored"}),
+            R"({"type":"readResource","id":"c4","uri":"page://a\nb"})");
+  EXPECT_EQ(json::parse(web::encode_call({K::prompt, "c5", "summary", R"({"lang":"fr"})"})),
+            json::parse(R"({"type":"getPrompt","id":"c5","name":"summary","arguments":{"lang":"fr"}})"));
+}

@@ -5,6 +5,7 @@
 
 #include "adapters/web/codec.hpp"
 #include "core/random.hpp"
+#include "json/write.hpp"
 
 namespace leuria::web {
 
@@ -154,19 +155,6 @@ json::value event_data(const core::Event& e, const core::Session& s, std::uint16
   }
 }
 
-// Appends `text` as a JSON string, escaped straight into `out`: a token's event is built with one
-// allocation, not a json::string, a serialized copy and the growth of `out` around them.
-void append_json_string(std::string& out, std::string_view text) {
-  json::serializer sr;
-  sr.reset(text);
-  std::size_t at = out.size();
-  while (!sr.done()) {
-    out.resize(std::max(out.capacity(), at + text.size() + 16));
-    at += sr.read(out.data() + at, out.size() - at).size();
-  }
-  out.resize(at);
-}
-
 }  // namespace
 
 std::string encode_sse(const core::Event& e, const core::Session& s, std::uint16_t port) {
@@ -183,7 +171,7 @@ std::string encode_sse(const core::Event& e, const core::Session& s, std::uint16
     case K::thought:
     case K::log:
     case K::failed:
-      append_json_string(out, e.text);
+      jsonio::append_string(out, e.text);
       break;
     default:
       out += json::serialize(event_data(e, s, port));

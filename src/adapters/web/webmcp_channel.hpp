@@ -24,7 +24,7 @@ inline constexpr std::size_t kMaxDeclarationBytes = 64 * 1024;
 class PageSocketLink final : public core::PageLink, public std::enable_shared_from_this<PageSocketLink> {
  public:
   PageSocketLink(boost::asio::any_io_executor ex, std::chrono::milliseconds ping_every)
-      : ex_(ex), ping_every_(ping_every), wake_(ex), writer_done_(ex) {}
+      : ex_(ex), ping_every_(ping_every), wake_(ex), ping_timer_(ex), writer_done_(ex) {}
 
   void send_call(const core::PageCall& call) override;
   void close() override;
@@ -35,6 +35,7 @@ class PageSocketLink final : public core::PageLink, public std::enable_shared_fr
  private:
   void enqueue(std::string text);
   boost::asio::awaitable<void> write_loop(http::WebSocket& ws);
+  void arm_ping();
   void handle(const std::string& text, core::Session& session);
 
   boost::asio::any_io_executor ex_;
@@ -42,7 +43,8 @@ class PageSocketLink final : public core::PageLink, public std::enable_shared_fr
   std::deque<std::string> out_;
   std::size_t out_bytes_ = 0;
   bool closing_ = false;
-  boost::asio::steady_timer wake_;
+  boost::asio::steady_timer wake_;  // the writer waits here for a message
+  boost::asio::steady_timer ping_timer_;
   boost::asio::steady_timer writer_done_;
 };
 

@@ -1,0 +1,182 @@
+#include "http/websocket.hpp"
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <memory>
+#include <spdlog/spdlog.h>
+
+#include "core/plain_text.hpp"
+#include "http/read_deadline.hpp"
+
+namespace leuria::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+namespace websocket = beast::websocket;
+
+namespace {
+
+// RFC 6455 (7.4.2) defines close codes up to 4999; Beast rejects the undefined ones below 3000 (1002)
+// but accepts and echoes any code from 5000 up.
+constexpr std::uint16_t kLastCloseCode = 4999;
+
+// A message's read buffer that grew past this for a large message is given back after it.
+constexpr std::size_t kKeptReadBuffer = 64 * 1024;
+
+// Beast does the framing and fails the connection with the RFC's code for what it refuses (1002 for
+// unmasked frames, reserved bits, unknown opcodes, bad control frames and close codes, 1007 for
+// invalid UTF-8, 1009 over read_message_max). What it lets through is refused here: binary messages
+// (the protocol is JSON text: 1003), a text message whose last frame is empty and whose UTF-8 is
+// cut short (Beast checks the end of a message only in a frame with data: 1007), and close codes
+// from 5000 up (1002).
+//
+// The idle timeout is kept here, not by Beast: Beast's moves its timer at every read, a cancel and a
+// new wait, and so two timerfd_settime system calls and a cancelled handler per message (bench
+// scenario 6, strace). Here a frame heard only moves a lazy deadline (ReadDeadline); when it passes,
+// half the idle timeout after the last frame heard, a ping goes out, and when the next half passes
+// too with nothing heard, the socket is dropped, as Beast's keep-alive pings did.
+class BeastWebSocket final : public WebSocket {
+ public:
+  BeastWebSocket(websocket::stream<beast::tcp_stream>& ws, std::chrono::milliseconds idle_timeout)
+      : ws_(ws), half_idle_(idle_timeout / 2), quiet_(ws.get_executor(), [this] { on_quiet(); }) {
+    ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
+      heard();
+      if (kind == websocket::frame_type::close) check_close_code();
+    });
+    heard();
+  }
+  ~BeastWebSocket() override { ws_.control_callback(); }
+  BeastWebSocket(const BeastWebSocket&) = delete;
+  BeastWebSocket& operator=(const BeastWebSocket&) = delete;
+
+  asio::awaitable<std::optional<std::string>> read() override {
+    // Frame by frame (a read_some ends at a frame's end at the latest), so that a large message
+    // arriving slowly counts as heard while it arrives, as it did with Beast's timer.
+    buffer_.clear();
+    std::size_t n = 0;
+    do {
+      auto [ec, got] = co_await ws_.async_read_some(buffer_, 0, asio::as_tuple(asio::use_awaitable));
+      if (ec) co_return std::nullopt;
+      n += got;
+      heard();
+    } while (!ws_.is_message_done());
+    if (!ws_.got_text()) {
+      spdlog::debug("event=websocket.binary_refused bytes={}", n);
+      co_await close_with(websocket::close_code::unknown_data);
+      co_return std::nullopt;
+    }
+    const auto data = buffer_.cdata();
+    std::string text(static_cast<const char*>(data.data()), data.size());
+    if (buffer_.capacity() > kKeptReadBuffer) buffer_ = beast::flat_buffer();
+    if (!core::is_utf8(text)) {
+      spdlog::debug("event=websocket.bad_utf8 bytes={}", n);
+      co_await close_with(websocket::close_code::bad_payload);
+      co_return std::nullopt;
+    }
+    co_return text;
+  }
+  asio::awaitable<bool> write(std::string text) override {
+    ws_.text(true);
+    writing_ = true;
+    auto [ec, n] = co_await ws_.async_write(asio::buffer(text), asio::as_tuple(asio::use_awaitable));
+    writing_ = false;
+    co_return !ec;
+  }
+  asio::awaitable<void> close() override { co_await close_with(websocket::close_code::normal); }
+
+ private:
+  void heard() {
+    pinged_ = false;
+    quiet_.set(half_idle_);
+  }
+
+  // Half the idle timeout passed with no frame heard: ping the first time; drop the socket the
+  // second. A ping waits behind a write in flight (Beast queues it); a peer that does not read
+  // therefore never gets it, and is dropped all the same. During the closing handshake, Beast's own
+  // timer (the handshake timeout) is the one that counts.
+  void on_quiet() {
+    if (closing_) return;
+    if (!pinged_) {
+      pinged_ = true;
+      quiet_.set(half_idle_);
+      if (!*ping_in_flight_) {
+        *ping_in_flight_ = true;
+        // The handler may run after this object is gone (the socket's end cancels it): it touches
+        // only the shared flag.
+        ws_.async_ping({}, [flag = ping_in_flight_](beast::error_code) { *flag = false; });
+      }
+      return;
+    }
+    spdlog::debug("event=websocket.idle_timeout");
+    closing_ = true;  // nothing more to say: no close frame on the dropped socket
+    beast::get_lowest_layer(ws_).close();
+  }
+
+  // One close only, whoever asks first (the handler's writer, its reader, or the server at the end).
+  asio::awaitable<void> close_with(websocket::close_code code) {
+    if (closing_ || !ws_.is_open()) co_return;
+    closing_ = true;
+    const websocket::close_reason reason(code);
+    co_await ws_.async_close(reason, asio::as_tuple(asio::use_awaitable));
+  }
+
+  // Called by Beast's read with the peer's close frame, before Beast echoes its code. Beast's echo
+  // can't be changed: for a code above 4999 the 1002 frame is written here (unless a frame of ours
+  // is half-written: then nothing is), and the echo then fails on the socket shut for sending.
+  void check_close_code() {
+    if (closing_ || ws_.reason().code <= kLastCloseCode) return;
+    closing_ = true;
+    spdlog::debug("event=websocket.bad_close_code code={}", ws_.reason().code);
+    auto& socket = ws_.next_layer().socket();
+    beast::error_code ec;
+    if (!writing_) {
+      static constexpr unsigned char kProtocolError[] = {0x88, 0x02, 0x03, 0xEA};  // FIN + close, 2 bytes, 1002
+      socket.non_blocking(true, ec);
+      socket.send(asio::buffer(kProtocolError), 0, ec);
+    }
+    socket.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  }
+
+  websocket::stream<beast::tcp_stream>& ws_;
+  beast::flat_buffer buffer_;  // the message being read; kept between messages
+  const std::chrono::milliseconds half_idle_;
+  bool pinged_ = false;  // a ping went out (or waits to) since the last frame heard
+  std::shared_ptr<bool> ping_in_flight_ = std::make_shared<bool>(false);
+  bool writing_ = false;
+  bool closing_ = false;
+  ReadDeadline quiet_;  // last: destroyed first, so on_quiet never runs on a half-destroyed object
+};
+
+// Beast's timers only for the upgrade's answer and the closing handshake (see BeastWebSocket).
+websocket::stream_base::timeout websocket_timeouts(const ServerLimits& limits) {
+  websocket::stream_base::timeout t{};
+  // The 101 answer, and the closing handshake: after our close frame Beast reads (and drops) what
+  // the peer still sends until its close frame arrives, which a peer that stopped reading never sends.
+  t.handshake_timeout = std::min(limits.write_timeout, limits.idle_timeout);
+  t.idle_timeout = websocket::stream_base::none();
+  t.keep_alive_pings = false;
+  return t;
+}
+
+}  // namespace
+
+asio::awaitable<void> run_websocket(beast::tcp_stream& stream, const bhttp::request<bhttp::string_body>& req,
+                                    Response& res, const ServerLimits& limits) {
+  websocket::stream<beast::tcp_stream> ws(std::move(stream));
+  ws.set_option(websocket_timeouts(limits));
+  ws.read_message_max(limits.body_bytes);
+  ws.set_option(websocket::stream_base::decorator([&res](websocket::response_type& r) {
+    for (auto& h : res.headers) r.set(h.name, h.value);
+  }));
+  auto [ec] = co_await ws.async_accept(req, asio::as_tuple(asio::use_awaitable));
+  if (ec) co_return;
+  BeastWebSocket socket(ws, limits.idle_timeout);
+  co_await res.upgrade(socket);
+  co_await socket.close();
+}
+
+}  // namespace leuria::http
