@@ -1,5 +1,7 @@
 #include "http/read_deadline.hpp"
 
+#include "core/clock.hpp"
+
 namespace leuria::http {
 
 using Clock = std::chrono::steady_clock;
@@ -10,12 +12,18 @@ struct ReadDeadline::State {
   Clock::time_point at = Clock::time_point::max();  // max: none
   bool armed = false;  // a wait is pending on the timer
   bool done = false;   // the owner is gone
+  Clock::duration coalesce{};
   std::function<void()> on_expiry;
+  // When the timer is to fire for the deadline `at`.
+  Clock::time_point due() const {
+    if (coalesce <= Clock::duration::zero() || at == Clock::time_point::max()) return at;
+    return core::coalesced(at, coalesce);
+  }
 };
 
 void ReadDeadline::arm(const std::shared_ptr<State>& s) {
   s->armed = true;
-  s->timer.expires_at(s->at);
+  s->timer.expires_at(s->due());
   s->timer.async_wait([s](boost::system::error_code) {
     s->armed = false;
     if (s->done || s->at == Clock::time_point::max()) return;  // gone, or cleared: wait for a set()
@@ -28,9 +36,10 @@ void ReadDeadline::arm(const std::shared_ptr<State>& s) {
   });
 }
 
-ReadDeadline::ReadDeadline(boost::asio::any_io_executor ex, std::function<void()> on_expiry)
+ReadDeadline::ReadDeadline(boost::asio::any_io_executor ex, std::function<void()> on_expiry, Clock::duration coalesce)
     : state_(std::make_shared<State>(std::move(ex))) {
   state_->on_expiry = std::move(on_expiry);
+  state_->coalesce = coalesce;
 }
 
 ReadDeadline::~ReadDeadline() {
@@ -43,7 +52,7 @@ void ReadDeadline::set(Clock::duration from_now) {
   state_->at = Clock::now() + from_now;
   if (!state_->armed)
     arm(state_);
-  else if (state_->at < state_->timer.expiry())
+  else if (state_->due() < state_->timer.expiry())
     state_->timer.cancel();  // its handler re-arms at the earlier time
 }
 

@@ -3,6 +3,8 @@
 // fires before the deadline or the deadline moves earlier. Beast's per-operation timeout armed and
 // cancelled a timer for every request instead, and each arming of the earliest timer is a
 // timerfd_settime system call (bench scenario 1: one per request on a kept-alive connection).
+// Also the deadline for a model server's next piece of a body (client.cpp) and for a WebSocket's
+// next frame (websocket.cpp), which move at every read the same way.
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -15,8 +17,12 @@ namespace leuria::http {
 class ReadDeadline {
  public:
   // on_expiry runs once when a set deadline passes (it closes the connection); never after the
-  // ReadDeadline is destroyed.
-  ReadDeadline(boost::asio::any_io_executor ex, std::function<void()> on_expiry);
+  // ReadDeadline is destroyed. With a `coalesce` period, the timer fires on core::coalesced's grid
+  // for it (up to a second late): a deadline that only ends silent peers, moved by traffic that
+  // comes at intervals (a WebSocket's pongs), then shares its wakeups with the other timers of that
+  // grid instead of waking the engine on its own.
+  ReadDeadline(boost::asio::any_io_executor ex, std::function<void()> on_expiry,
+               std::chrono::steady_clock::duration coalesce = {});
   ~ReadDeadline();
   ReadDeadline(const ReadDeadline&) = delete;
   ReadDeadline& operator=(const ReadDeadline&) = delete;

@@ -42,7 +42,7 @@ constexpr std::size_t kKeptReadBuffer = 64 * 1024;
 class BeastWebSocket final : public WebSocket {
  public:
   BeastWebSocket(websocket::stream<beast::tcp_stream>& ws, std::chrono::milliseconds idle_timeout)
-      : ws_(ws), half_idle_(idle_timeout / 2), quiet_(ws.get_executor(), [this] { on_quiet(); }) {
+      : ws_(ws), half_idle_(idle_timeout / 2), quiet_(ws.get_executor(), [this] { on_quiet(); }, half_idle_) {
     ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
       heard();
       if (kind == websocket::frame_type::close) check_close_code();

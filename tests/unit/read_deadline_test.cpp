@@ -1,5 +1,6 @@
 // http::ReadDeadline: a lazily kept deadline fires once, when the latest deadline set has passed,
-// never when cleared, earlier when moved earlier, and never after its owner is gone.
+// never when cleared, earlier when moved earlier, never after its owner is gone, and, coalesced,
+// on the grid of its period.
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -76,4 +77,20 @@ TEST(ReadDeadline, NeverFiresAfterItsOwnerIsGone) {
   }
   run_for(ioc, 5s);
   EXPECT_EQ(fired, 0);
+}
+
+TEST(ReadDeadline, CoalescedFiresOnTheGridNotBeforeTheDeadline) {
+  asio::io_context ioc;
+  int fired = 0;
+  Clock::time_point when;
+  // A coalescing period of 800 ms: a grid of 100 ms (core::coalesced), so up to 100 ms late.
+  http::ReadDeadline d(ioc.get_executor(), [&] { ++fired, when = Clock::now(); }, 800ms);
+  d.set(30ms);
+  const auto deadline = Clock::now() + 35ms;
+  d.set(35ms);  // moved later within the same slot of the grid: the same wakeup
+  run_for(ioc, 5s);
+  EXPECT_EQ(fired, 1);
+  // Not before the grid's next point after the deadline (a timer never fires early).
+  const auto grid_point = deadline + (100ms - deadline.time_since_epoch() % 100ms) % 100ms;
+  EXPECT_GE(when, grid_point);
 }
