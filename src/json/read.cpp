@@ -167,22 +167,8 @@ boost::system::result<json::value, ReadError> read(std::string_view text) {
   return v;
 }
 
-namespace {
-
-// A scan visitor that keeps nothing.
-struct Nothing {
-  void begin(const Path&, bool) {}
-  void end(const Path&, bool, std::size_t) {}
-  bool wants_string(const Path&) { return false; }
-  void string(const Path&, std::string) {}
-  void integer(const Path&, std::int64_t) {}
-  void other(const Path&) {}
-};
-
-}  // namespace
-
 bool valid(std::string_view text) {
-  Nothing nothing;
+  KeepNothing nothing;
   return scan(text, nothing).has_value();
 }
 

@@ -212,6 +212,16 @@ ReadError repeated_key_refusal(std::string_view key);
 
 }  // namespace detail
 
+// A visitor that keeps nothing: scan() then only says whether read() would take the text.
+struct KeepNothing {
+  void begin(const Path&, bool) {}
+  void end(const Path&, bool, std::size_t) {}
+  bool wants_string(const Path&) { return false; }
+  void string(const Path&, std::string) {}
+  void integer(const Path&, std::int64_t) {}
+  void other(const Path&) {}
+};
+
 // Reads `text` under read()'s policy, telling `visitor` what it finds. Success means the text
 // was one JSON value that read() would take.
 template <class Visitor>

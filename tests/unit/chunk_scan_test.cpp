@@ -14,18 +14,8 @@ using namespace leuria;
 
 namespace {
 
-// A visitor that keeps nothing: scan() then only says yes or no.
-struct Nothing {
-  void begin(const jsonio::Path&, bool) {}
-  void end(const jsonio::Path&, bool, std::size_t) {}
-  bool wants_string(const jsonio::Path&) { return false; }
-  void string(const jsonio::Path&, std::string) {}
-  void integer(const jsonio::Path&, std::int64_t) {}
-  void other(const jsonio::Path&) {}
-};
-
 std::string scan_verdict(std::string_view text) {
-  Nothing n;
+  jsonio::KeepNothing n;
   auto r = jsonio::scan(text, n);
   return r ? "ok" : r.error().message;
 }
@@ -89,7 +79,7 @@ TEST(JsonScan, AcceptsAndRefusesExactlyWhatReadDoesWithTheSameWords) {
 }
 
 TEST(JsonScan, ThePathNamesWhereEachValueIs) {
-  struct Paths : Nothing {
+  struct Paths : jsonio::KeepNothing {
     std::vector<std::string> seen;
     static std::string show(const jsonio::Path& p) {
       std::string s;

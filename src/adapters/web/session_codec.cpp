@@ -1,7 +1,6 @@
 #include "adapters/web/session_codec.hpp"
 
 #include <boost/json.hpp>
-#include <algorithm>
 
 #include "adapters/web/codec.hpp"
 #include "core/random.hpp"

@@ -60,9 +60,8 @@ asio::awaitable<void> PageSocketLink::write_loop(http::WebSocket& ws) {
     std::string text = std::move(out_.front());
     out_.pop_front();
     out_bytes_ -= text.size();
-    if (!co_await ws.write(std::move(text))) closing_ = true;
+    if (!co_await ws.write(std::move(text))) close();
   }
-  ping_timer_.cancel();
   co_await ws.close();  // also ends the reader
 }
 

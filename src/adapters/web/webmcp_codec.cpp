@@ -116,12 +116,23 @@ std::string encode_ping() { return R"({"type":"ping"})"; }
 // call (bench scenario 4, callgrind).
 std::string encode_call(const core::PageCall& c) {
   using K = core::PageCall::Kind;
+  std::string_view type = "callTool", key = "tool";
+  if (c.kind == K::resource) {
+    type = "readResource";
+    key = "uri";
+  } else if (c.kind == K::prompt) {
+    type = "getPrompt";
+    key = "name";
+  }
   std::string out;
   out.reserve(c.id.size() + c.name.size() + c.arguments_json.size() + 56);
-  out += c.kind == K::tool ? R"({"type":"callTool","id":)" : c.kind == K::resource ? R"({"type":"readResource","id":)"
-                                                                                   : R"({"type":"getPrompt","id":)";
+  out += R"({"type":")";
+  out += type;
+  out += R"(","id":)";
   jsonio::append_string(out, c.id);
-  out += c.kind == K::tool ? R"(,"tool":)" : c.kind == K::resource ? R"(,"uri":)" : R"(,"name":)";
+  out += R"(,")";
+  out += key;
+  out += R"(":)";
   jsonio::append_string(out, c.name);
   if (c.kind != K::resource) {
     out += R"(,"arguments":)";
