@@ -4,7 +4,8 @@
 // applies each parse_page_message to the session's PageTools), while two calls from the AI wait
 // for the page's answer ({call1} and {call2} in a message become their ids). Both upgrades are reached through the router, with the session's
 // credentials ({regtok} {secret} in a message become the live registration token and secret).
-// Every line is also decoded on its own by parse_register and parse_page_message.
+// Every line is also decoded on its own by parse_register and parse_page_message, and read as
+// parse_page_message_tree reads it (the scan's reading and the tree's must agree).
 //
 // Checks: nothing throws out of the decoders or the channel; the register socket answers at most
 // once, with registerSuccess (then with the session's real channel path and token) or an error;
@@ -15,6 +16,7 @@
 #include <boost/json.hpp>
 
 #include "adapters/web/webmcp_codec.hpp"
+#include "json/read.hpp"
 #include "support/world.hpp"
 
 using namespace leuria;
@@ -101,6 +103,21 @@ void channel(fuzz::World& w, std::deque<std::string> messages) {
   check(!tools.connected(), "the channel is still attached after it closed");
 }
 
+// The scan's reading of a page's message against the tree's: the same message, and for an answer the
+// same id, status and result (its JSON the same value, however the page spelled it).
+void same_reading(const std::string& text) {
+  const web::PageMessage fast = web::parse_page_message(text), tree = web::parse_page_message_tree(text);
+  check(fast.index() == tree.index(), "the scan and the tree read a page's message as different messages");
+  const auto* f = std::get_if<web::PageResponse>(&fast);
+  const auto* t = std::get_if<web::PageResponse>(&tree);
+  if (!f) return;
+  check(f->id == t->id && f->answer.status == t->answer.status, "the scan and the tree read another id or status");
+  if (t->answer.status != core::PageAnswer::Status::answered) return;
+  auto fj = jsonio::read(f->answer.json), tj = jsonio::read(t->answer.json);
+  check(fj && tj && *fj == *tj, "the scan and the tree read another result");
+  check((t->answer.text == t->answer.json) == (f->answer.text == f->answer.json), "a result read as text by one only");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -109,7 +126,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto messages = fuzz::split_lines(w.substitute(input), 256);
   for (auto& m : messages) {
     (void)web::parse_register(m);
-    (void)web::parse_page_message(m);
+    same_reading(m);
   }
   register_channel(w, messages.front());
   messages.pop_front();

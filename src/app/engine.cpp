@@ -116,9 +116,10 @@ int run_engine(const StartOptions& o) {
   auto catalog = load_catalog(home);
   if (!catalog) return fail(app_mode, catalog.error());
 
-  // One thread runs every socket, pipe and timer: the reactor's per-descriptor locks are off. The
-  // scheduler keeps its lock, for the one other thread (Asio's resolver) posting results back.
-  asio::io_context ioc(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO);
+  // One thread runs every socket, pipe and timer, and nothing else touches the io_context (host names
+  // are looked up by transport::Lookup, which answers through a descriptor): no locks, neither the
+  // reactor's per-descriptor ones nor the scheduler's.
+  asio::io_context ioc(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE);
   auto listening = transport::listen_loopback(ioc.get_executor(), static_cast<std::uint16_t>(std::get<int>(port_or)));
   if (!listening) return fail(app_mode, listening.error());
   asio::ip::tcp::acceptor acceptor = std::move(*listening);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace leuria::jsonio {
@@ -170,6 +171,60 @@ boost::system::result<json::value, ReadError> read(std::string_view text) {
 bool valid(std::string_view text) {
   KeepNothing nothing;
   return scan(text, nothing).has_value();
+}
+
+namespace {
+// Skippers over a text the scan already took: no checks, every string closed, brackets matched.
+std::size_t skip_space(std::string_view s, std::size_t i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n')) ++i;
+  return i;
+}
+std::size_t skip_string(std::string_view s, std::size_t i) {  // at the opening quote
+  for (;;) {
+    const char* q = static_cast<const char*>(std::memchr(s.data() + i + 1, '"', s.size() - i - 1));
+    i = static_cast<std::size_t>(q - s.data());
+    std::size_t slashes = 0;  // a quote after an odd run of backslashes is escaped
+    while (s[i - 1 - slashes] == '\\') ++slashes;
+    if (slashes % 2 == 0) return i + 1;
+  }
+}
+std::size_t skip_value(std::string_view s, std::size_t i) {
+  if (s[i] == '"') return skip_string(s, i);
+  if (s[i] == '{' || s[i] == '[') {
+    std::size_t depth = 0;
+    while (true) {
+      const char c = s[i];
+      if (c == '"') {
+        i = skip_string(s, i);
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      else if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+      ++i;
+    }
+  }
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' &&
+         s[i] != '\r' && s[i] != '\n')
+    ++i;
+  return i;
+}
+}  // namespace
+
+std::optional<std::string_view> member_text(std::string_view s, std::string_view key) {
+  std::size_t i = skip_space(s, 0);
+  if (i >= s.size() || s[i] != '{') return std::nullopt;
+  i = skip_space(s, i + 1);
+  while (i < s.size() && s[i] == '"') {
+    const std::size_t key_end = skip_string(s, i);
+    const std::string_view k = s.substr(i + 1, key_end - i - 2);
+    if (k.find('\\') != std::string_view::npos) return std::nullopt;
+    const std::size_t start = skip_space(s, skip_space(s, key_end) + 1);  // past the ':'
+    const std::size_t end = skip_value(s, start);
+    if (k == key) return s.substr(start, end - start);
+    i = skip_space(s, end);
+    if (i < s.size() && s[i] == ',') i = skip_space(s, i + 1);
+  }
+  return std::nullopt;
 }
 
 boost::system::result<json::object, ReadError> read_object(std::string_view text) {

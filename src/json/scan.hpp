@@ -222,6 +222,12 @@ struct KeepNothing {
   void other(const Path&) {}
 };
 
+// In a text scan() took whose value is an object: the text of the value of its member `key`, as it
+// was written (no whitespace around it), without reading it. Nothing when the object has no such
+// member or one of its keys is written with escapes (the caller reads the text whole instead): a
+// value is passed on as it came (a page's result) without a tree built and written again.
+std::optional<std::string_view> member_text(std::string_view text, std::string_view key);
+
 // Reads `text` under read()'s policy, telling `visitor` what it finds. Success means the text
 // was one JSON value that read() would take.
 template <class Visitor>

@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 #include <random>
 
+#include "json/scan.hpp"
 #include "json/write.hpp"
 #include "mutate.hpp"
 
@@ -94,9 +95,22 @@ TEST(JsonValid, TakesWhatReadTakes) {
   }
 }
 
+TEST(JsonMemberText, GivesAMembersValueAsWritten) {
+  using leuria::jsonio::member_text;
+  const std::string t = R"( { "a" : "x\"}" , "b":[1, {"c":"]"}] ,"n": -1.5e3 , "z":{} } )";
+  EXPECT_EQ(member_text(t, "a"), R"("x\"}")");
+  EXPECT_EQ(member_text(t, "b"), R"([1, {"c":"]"}])");
+  EXPECT_EQ(member_text(t, "n"), "-1.5e3");
+  EXPECT_EQ(member_text(t, "z"), "{}");
+  EXPECT_EQ(member_text(t, "c"), std::nullopt);  // only the object's own members
+  EXPECT_EQ(member_text("{}", "a"), std::nullopt);
+  EXPECT_EQ(member_text("[1]", "a"), std::nullopt);
+  EXPECT_EQ(member_text(R"({"\u0061":1,"b":2})", "b"), std::nullopt);  // a key with escapes: read it whole
+}
+
 TEST(JsonWrite, AppendStringEscapesAsBoostDoes) {
   for (const std::string& text : {std::string("plain"), std::string("quote \" and \\ backslash"),
-                                 std::string("ctl \x01\n\t\x1f"), std::string("é ✓"), std::string(5000, 'x')}) {
+                                 std::string("ctl \x01\n\t\x1f"), std::string("é ✓"), std::string("del \x7f, slash /"), std::string(5000, 'x')}) {
     std::string out = "pre:";
     leuria::jsonio::append_string(out, text);
     EXPECT_EQ(out, "pre:" + boost::json::serialize(boost::json::string_view(text)));

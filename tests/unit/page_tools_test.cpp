@@ -8,6 +8,8 @@
 #include "adapters/web/webmcp_codec.hpp"
 #include "core/page_tools.hpp"
 #include "core/random.hpp"
+#include "json/read.hpp"
+#include "mutate.hpp"
 
 using namespace leuria;
 using namespace std::chrono_literals;
@@ -120,6 +122,60 @@ TEST(WebMcpCodec, PageMessages) {
   EXPECT_TRUE(std::holds_alternative<web::Invalid>(web::parse_page_message(R"({"type":"launch"})")));
   EXPECT_EQ(json::parse(web::encode_call({core::PageCall::Kind::tool, "c1", "lookup", R"({"q":1})"})),
             json::parse(R"({"type":"callTool","id":"c1","tool":"lookup","arguments":{"q":1}})"));
+}
+
+namespace {
+// The fast reading of a page's message against the tree's: the same kind, id, status and text; the
+// result's JSON the same value (the fast one keeps the page's spelling of it: spaces, 1.50).
+void expect_same_reading(const std::string& text) {
+  const web::PageMessage fast = web::parse_page_message(text), tree = web::parse_page_message_tree(text);
+  ASSERT_EQ(fast.index(), tree.index()) << text;
+  if (auto* i = std::get_if<web::Invalid>(&tree)) {
+    EXPECT_EQ(std::get<web::Invalid>(fast).message, i->message) << text;
+  }
+  auto* t = std::get_if<web::PageResponse>(&tree);
+  if (!t) return;
+  auto& f = std::get<web::PageResponse>(fast);
+  EXPECT_EQ(f.id, t->id) << text;
+  EXPECT_EQ(f.answer.status, t->answer.status) << text;
+  if (t->answer.status != core::PageAnswer::Status::answered) {
+    EXPECT_EQ(f.answer.text, t->answer.text) << text;
+    return;
+  }
+  auto fj = jsonio::read(f.answer.json), tj = jsonio::read(t->answer.json);
+  ASSERT_TRUE(fj && tj) << text;
+  EXPECT_EQ(*fj, *tj) << text;
+  if (t->answer.text == t->answer.json) {
+    EXPECT_EQ(f.answer.text, f.answer.json) << text;
+  } else {
+    EXPECT_EQ(f.answer.text, t->answer.text) << text;
+  }
+}
+}  // namespace
+
+TEST(WebMcpCodec, AnswersAndPingsAreReadWithoutATreeAsTheTreeReadsThem) {
+  const std::vector<std::string> seeds = {
+      R"({"type":"ping"})", R"({"type":"pong"})", R"({"type":"toolResponse","id":"c1-ab","result":"plain"})",
+      R"({ "result" : { "a" : [1, 2.50, "x}]\"y"] } , "id":"c2", "type":"toolResponse" })",
+      R"({"type":"resourceResponse","id":"c3","result":[{"uri":"page://a","text":"t"}]})",
+      R"({"type":"promptResponse","id":"c4","result":-1.5e3})", R"({"type":"toolResponse","id":"c5","result":null})",
+      R"({"type":"toolResponse","id":"c6"})", R"({"type":"toolResponse","id":"c7","result":true,"error":null})",
+      R"({"type":"toolResponse","id":"c8","error":"offline"})", R"({"type":"toolResponse","result":1})",
+      R"({"type":"toolResponse","id":"c9","re\u0073ult":{"k":"v"}})", R"({"\u0074ype":"toolResponse","id":"c9","result":{}})",
+      R"({"type":"toolResponse","id":"c10","result":"caf\u00e9 \"q\""})", R"({"type":"registerTool","name":"x"})",
+      R"({"type":"launch"})", R"({"id":"c11"})", R"([{"type":"ping"}])", R"({"type":"ping","type":"pong"})"};
+  for (const auto& s : seeds) expect_same_reading(s);
+  EXPECT_EQ(std::get<web::PageResponse>(web::parse_page_message(seeds[3])).answer.json,
+            R"({ "a" : [1, 2.50, "x}]\"y"] })");
+  std::mt19937 rng(20261201);
+  const std::string alphabet = "{}[]:,\"\\ 0123456789.eE+-tfnulx\xc3\xa9\xff";
+  const std::vector<std::string> words = {"true", "null", "\"a\"", "[[[", "]]]", "\"result\":", "\"error\":1,", "\\u00", ",\"id\":\"c\""};
+  for (int n = 0; n < 20000; ++n) {
+    const std::string s = mutation::mutate(seeds[rng() % seeds.size()], rng, alphabet, words);
+    SCOPED_TRACE("mutation " + std::to_string(n));
+    expect_same_reading(s);
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(WebMcpCodec, CallsAreBuiltAsTextWithTheArgumentsAsTheyCame) {

@@ -23,12 +23,21 @@ struct NamedCall {
   std::string arguments_json;
 };
 std::optional<NamedCall> parse_tool_call(const boost::json::value& params);
+// A tools/call request with a string or integer id, read without a tree (once per call, the hot path):
+// the id and the arguments as the client wrote them. Nothing for any other message, or a call whose
+// name is missing, which the caller reads as a tree.
+struct ScannedCall {
+  std::string id_json;
+  NamedCall call;
+};
+std::optional<ScannedCall> scan_tool_call(std::string_view body);
 std::optional<NamedCall> parse_resource_read(const boost::json::value& params);
 std::optional<NamedCall> parse_prompt_get(const boost::json::value& params);
 
-boost::json::value tool_result(const core::PageAnswer& a);
-boost::json::value resource_result(const std::string& uri, const core::PageAnswer& a);
-boost::json::value prompt_result(const core::PageAnswer& a);
+// A call's result, as JSON text: a tool call's answer is built without a tree.
+std::string tool_result(const core::PageAnswer& a);
+std::string resource_result(const std::string& uri, const core::PageAnswer& a);
+std::string prompt_result(const core::PageAnswer& a);
 
 boost::json::value list_changed_notification();
 

@@ -11,6 +11,7 @@
 #include "core/host.hpp"
 #include "core/random.hpp"
 #include "json/read.hpp"
+#include "json/write.hpp"
 
 namespace leuria::mcp_server {
 
@@ -33,12 +34,32 @@ json::value rpc_error(const json::value& id, int code, std::string_view message)
   return json::object{{"jsonrpc", "2.0"}, {"id", id}, {"error", json::object{{"code", code}, {"message", message}}}};
 }
 
+// The same two answers as text, around an id and a result already written: a call's answer is built
+// without a tree.
+std::string rpc_result_text(std::string_view id, std::string_view result) {
+  std::string out;
+  out.reserve(id.size() + result.size() + 32);
+  out += R"({"jsonrpc":"2.0","id":)";
+  out += id;
+  out += R"(,"result":)";
+  out += result;
+  out += '}';
+  return out;
+}
+
+std::string rpc_error_text(std::string_view id, int code, std::string_view message) {
+  std::string out = R"({"jsonrpc":"2.0","id":)";
+  out += id;
+  out += R"(,"error":{"code":)";
+  out += std::to_string(code);
+  out += R"(,"message":)";
+  jsonio::append_string(out, message);
+  out += "}}";
+  return out;
+}
+
 constexpr int kNotConnected = -32001;
 constexpr int kPageError = -32000;
-
-json::value answer_error(const json::value& id, const core::PageAnswer& a) {
-  return rpc_error(id, a.status == core::PageAnswer::Status::not_connected ? kNotConnected : kPageError, a.text);
-}
 
 bool accepts_sse(const http::Request& req) {
   auto accept = req.header("accept");
@@ -48,7 +69,7 @@ bool accepts_sse(const http::Request& req) {
 // Waits for `work` to finish, writing a keep-alive every `every` so clients and proxies don't give
 // up on a call the visitor is still answering in the page.
 asio::awaitable<void> with_keep_alive(http::BodyWriter& w, std::chrono::milliseconds every, std::string beat,
-                                      std::shared_ptr<std::optional<json::value>> done,
+                                      std::shared_ptr<std::optional<std::string>> done,
                                       std::shared_ptr<asio::steady_timer> signal) {
   while (!*done) {
     signal->expires_after(every);
@@ -60,32 +81,40 @@ asio::awaitable<void> with_keep_alive(http::BodyWriter& w, std::chrono::millisec
   }
 }
 
-// Asks the page and leaves the JSON-RPC answer in *done.
+// Asks the page and leaves the JSON-RPC answer's text in *done. `id` is the request's id as JSON text.
 asio::awaitable<void> ask_page(std::shared_ptr<core::PageTools> page, core::PageCall::Kind kind, NamedCall call,
-                               json::value id, std::shared_ptr<std::optional<json::value>> done,
+                               std::string id, std::shared_ptr<std::optional<std::string>> done,
                                std::shared_ptr<asio::steady_timer> signal) {
   auto a = co_await page->request(kind, call.name, call.arguments_json);
-  if (a.status != core::PageAnswer::Status::answered) *done = answer_error(id, a);
-  else if (kind == core::PageCall::Kind::tool) *done = rpc_result(id, tool_result(a));
-  else if (kind == core::PageCall::Kind::resource) *done = rpc_result(id, resource_result(call.name, a));
-  else *done = rpc_result(id, prompt_result(a));
+  if (a.status != core::PageAnswer::Status::answered)
+    *done = rpc_error_text(id, a.status == core::PageAnswer::Status::not_connected ? kNotConnected : kPageError, a.text);
+  else if (kind == core::PageCall::Kind::tool) *done = rpc_result_text(id, tool_result(a));
+  else if (kind == core::PageCall::Kind::resource) *done = rpc_result_text(id, resource_result(call.name, a));
+  else *done = rpc_result_text(id, prompt_result(a));
   signal->cancel();
 }
 
 asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::PageTools> page,
-                                    core::PageCall::Kind kind, NamedCall call, json::value id, bool sse,
+                                    core::PageCall::Kind kind, NamedCall call, std::string id, bool sse,
                                     std::chrono::milliseconds every) {
   auto ex = co_await asio::this_coro::executor;
-  auto done = std::make_shared<std::optional<json::value>>();
+  auto done = std::make_shared<std::optional<std::string>>();
   auto signal = std::make_shared<asio::steady_timer>(ex);
-  asio::co_spawn(ex, ask_page(page, kind, std::move(call), id, done, signal), asio::detached);
+  asio::co_spawn(ex, ask_page(page, kind, std::move(call), std::move(id), done, signal), asio::detached);
   // No ?: with temporaries in a coroutine (GCC 12 destroys them twice).
   std::string beat = "\n";
   if (sse) beat = ":\n\n";
   co_await with_keep_alive(w, every, beat, done, signal);
   if (!*done) co_return;  // the client went away
-  std::string body = json::serialize(**done);
-  if (sse) body = "event: message\ndata: " + body + "\n\n";
+  std::string body;
+  if (sse) {
+    body.reserve((*done)->size() + 24);
+    body = "event: message\ndata: ";
+    body += **done;
+    body += "\n\n";
+  } else {
+    body = std::move(**done);
+  }
   co_await w.write_last(std::move(body));
 }
 
@@ -134,6 +163,9 @@ asio::awaitable<http::Response> McpEndpoint::handle(http::Request& req) {
 }
 
 http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Session> session) {
+  // A tool call, the one message sent over and over, is read without a tree; the rest as a tree.
+  if (auto scanned = scan_tool_call(req.body))
+    return call(req, *session, core::PageCall::Kind::tool, std::move(scanned->call), std::move(scanned->id_json));
   auto parsed = jsonio::read(req.body);
   if (!parsed) return json_http(400, rpc_error(nullptr, -32700, "Parse error: " + parsed.error().message));
   const json::value& msg = *parsed;
@@ -167,8 +199,6 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
   core::PageCall::Kind kind = core::PageCall::Kind::tool;
   if (method == "tools/call") {
     call = parse_tool_call(params);
-    if (call && !tools.has_tool(call->name))
-      return json_http(200, rpc_error(id, -32602, "Unknown tool: " + call->name));
   } else if (method == "resources/read") {
     call = parse_resource_read(params);
     kind = core::PageCall::Kind::resource;
@@ -179,18 +209,26 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
     return json_http(200, rpc_error(id, -32601, "Method not found: " + method));
   }
   if (!call) return json_http(200, rpc_error(id, -32602, "Invalid params"));
+  return this->call(req, *session, kind, std::move(*call), json::serialize(id));
+}
+
+http::Response McpEndpoint::call(http::Request& req, core::Session& session, core::PageCall::Kind kind, NamedCall call,
+                                 std::string id_json) {
+  core::PageTools& tools = session.page_tools();
+  if (kind == core::PageCall::Kind::tool && !tools.has_tool(call.name))
+    return http::json_text_response(200, rpc_error_text(id_json, -32602, "Unknown tool: " + call.name));
   if (!tools.connected())
-    return json_http(200, rpc_error(id, kNotConnected, "The page is not connected"));
+    return http::json_text_response(200, rpc_error_text(id_json, kNotConnected, "The page is not connected"));
 
   // The page answers when it answers: stream the response and keep it alive meanwhile.
   const bool sse = accepts_sse(req);
   http::Response r;
   r.set("Content-Type", sse ? "text/event-stream" : "application/json");
   r.set("Cache-Control", "no-store");
-  auto page = session->page_tools().shared_from_this();
+  auto page = tools.shared_from_this();
   // Named coroutines with their arguments copied into their frames: GCC 12 mishandles lambda
   // coroutines that capture.
-  r.stream = [page, kind, call = *call, id, sse, every = keep_alive_](http::BodyWriter& w) {
+  r.stream = [page, kind, call = std::move(call), id = std::move(id_json), sse, every = keep_alive_](http::BodyWriter& w) {
     return stream_answer(w, page, kind, call, id, sse, every);
   };
   r.reuse_after_stream = true;

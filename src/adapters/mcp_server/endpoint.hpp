@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "adapters/mcp_server/codec.hpp"
 #include "core/session_book.hpp"
 #include "http/message.hpp"
 
@@ -25,6 +26,9 @@ class McpEndpoint {
  private:
   http::Response post(http::Request& req, std::shared_ptr<core::Session> session);
   http::Response get(http::Request& req, std::shared_ptr<core::Session> session);
+  // A call the page answers (`id_json`: the request's id as JSON text).
+  http::Response call(http::Request& req, core::Session& session, core::PageCall::Kind kind, NamedCall call,
+                      std::string id_json);
 
   core::SessionBook& sessions_;
   std::uint16_t port_;

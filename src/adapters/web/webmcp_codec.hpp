@@ -43,7 +43,11 @@ struct Invalid {
 using PageMessage =
     std::variant<RegisterTool, DeregisterTool, RegisterResource, RegisterPrompt, PageResponse, Ping, Pong, Invalid>;
 
+// A page's message. A response's result goes on as the page wrote it (answer.json; answer.text too
+// unless it is a string); only an "error" or a registration is read into a tree.
 PageMessage parse_page_message(std::string_view text);
+// The same, always through a tree: what parse_page_message falls back to, and its unit test's reference.
+PageMessage parse_page_message_tree(std::string_view text);
 
 std::string encode_ack(std::string_view registration, std::string_view name);
 std::string encode_pong();

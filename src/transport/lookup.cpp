@@ -1,0 +1,106 @@
+#include "transport/lookup.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <netdb.h>
+#include <sys/eventfd.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace leuria::transport {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// Lookups under way, across the process: each holds a thread.
+std::atomic<int> g_lookups{0};
+
+// What the lookup's thread and the io thread share. The eventfd is closed by whichever lets go last:
+// the io thread may stop waiting (cancel) before the thread is done with it.
+struct Shared {
+  int fd = -1;
+  std::string host, port;
+  std::atomic<bool> done{false};
+  int rc = 0;
+  addrinfo* list = nullptr;
+  ~Shared() {
+    if (list) ::freeaddrinfo(list);
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+void look_up(const std::shared_ptr<Shared>& s) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_ADDRCONFIG;  // as Asio's resolver asks by default
+  s->rc = ::getaddrinfo(s->host.c_str(), s->port.c_str(), &hints, &s->list);
+  s->done.store(true, std::memory_order_release);
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(s->fd, &one, sizeof one);
+  --g_lookups;
+}
+
+}  // namespace
+
+struct Lookup::Impl {
+  explicit Impl(asio::any_io_executor ex) : wait(std::move(ex)) {}
+  asio::posix::stream_descriptor wait;
+};
+
+Lookup::Lookup(asio::any_io_executor ex) : impl_(std::make_unique<Impl>(std::move(ex))) {}
+Lookup::~Lookup() {
+  if (impl_->wait.is_open()) impl_->wait.release();  // the fd is Shared's to close
+}
+
+void Lookup::cancel() {
+  if (impl_->wait.is_open()) impl_->wait.cancel();
+}
+
+asio::awaitable<boost::system::result<tcp::resolver::results_type, std::string>> Lookup::run(std::string host,
+                                                                                            std::string port) {
+  using Result = boost::system::result<tcp::resolver::results_type, std::string>;
+  if (g_lookups.fetch_add(1) >= kMaxLookups) {
+    --g_lookups;
+    co_return Result(boost::system::in_place_error,
+                     "Too many host names are being looked up at once; try again in a moment");
+  }
+  auto s = std::make_shared<Shared>();
+  s->fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->fd < 0) {
+    --g_lookups;
+    co_return Result(boost::system::in_place_error, std::string("Cannot look up host names: ") + std::strerror(errno));
+  }
+  s->host = host;
+  s->port = port;
+  try {
+    std::thread(look_up, s).detach();
+  } catch (const std::system_error& e) {
+    --g_lookups;
+    co_return Result(boost::system::in_place_error, std::string("Cannot look up host names: ") + e.what());
+  }
+  impl_->wait.assign(s->fd);
+  auto [ec] = co_await impl_->wait.async_wait(asio::posix::stream_descriptor::wait_read, asio::as_tuple(asio::use_awaitable));
+  impl_->wait.release();
+  if (ec || !s->done.load(std::memory_order_acquire)) co_return Result(boost::system::in_place_error, "Stopped");
+  if (s->rc != 0) co_return Result(boost::system::in_place_error, std::string(::gai_strerror(s->rc)));
+  std::vector<tcp::endpoint> found;
+  for (const addrinfo* a = s->list; a; a = a->ai_next) {
+    if ((a->ai_family != AF_INET && a->ai_family != AF_INET6) || a->ai_addrlen > sizeof(sockaddr_in6)) continue;
+    tcp::endpoint ep;
+    std::memcpy(ep.data(), a->ai_addr, a->ai_addrlen);
+    ep.resize(a->ai_addrlen);
+    found.push_back(ep);
+  }
+  if (found.empty()) co_return Result(boost::system::in_place_error, "No address found");
+  co_return Result(tcp::resolver::results_type::create(found.begin(), found.end(), host, port));
+}
+
+}  // namespace leuria::transport

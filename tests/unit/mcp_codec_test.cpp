@@ -1,0 +1,79 @@
+// The mcp_server codec: a tools/call read without a tree must read as the tree reads it, and a call's
+// answer built as text must be the JSON the tree built.
+#include "adapters/mcp_server/codec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <random>
+
+#include "json/read.hpp"
+#include "mutate.hpp"
+
+using namespace leuria;
+namespace json = boost::json;
+
+namespace {
+
+// What the tree reading makes of a text the scan took: the same id, name and arguments (as values).
+void expect_tree_agrees(const std::string& text, const mcp_server::ScannedCall& c) {
+  auto o = jsonio::read_object(text);
+  ASSERT_TRUE(o) << text;
+  ASSERT_TRUE(o->contains("id") && o->at("method") == "tools/call" && !o->contains("result") && !o->contains("error"))
+      << text;
+  auto tree = mcp_server::parse_tool_call(o->at("params"));
+  ASSERT_TRUE(tree) << text;
+  EXPECT_EQ(c.call.name, tree->name) << text;
+  EXPECT_EQ(json::parse(c.call.arguments_json), json::parse(tree->arguments_json)) << text;
+  EXPECT_EQ(json::parse(c.id_json), o->at("id")) << text;
+  EXPECT_TRUE(o->at("id").is_string() || o->at("id").is_int64()) << text;
+}
+
+TEST(McpCodec, ToolCallsAreReadWithoutATreeAsTheTreeReadsThem) {
+  const std::vector<std::string> taken = {
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}})",
+      R"({ "params" : { "arguments" : { "q" : [1, 2.50, "}\"]"] }, "name" : "look\u0075p" }, "method":"tools/call", "id" : "a\"b" })",
+      R"({"jsonrpc":"2.0","id":-3,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":1}}})",
+      R"({"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","arguments":[1]}})"};
+  for (const auto& t : taken) {
+    auto c = mcp_server::scan_tool_call(t);
+    ASSERT_TRUE(c) << t;
+    expect_tree_agrees(t, *c);
+  }
+  EXPECT_EQ(mcp_server::scan_tool_call(taken[1])->call.arguments_json, R"({ "q" : [1, 2.50, "}\"]"] })");
+  EXPECT_EQ(mcp_server::scan_tool_call(taken[1])->id_json, R"("a\"b")");
+  EXPECT_EQ(mcp_server::scan_tool_call(taken[3])->call.arguments_json, "{}");  // not an object: as the tree did
+
+  // Left to the tree: other methods, notifications, responses, odd ids, no name, broken texts.
+  const std::vector<std::string> left = {
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}})",
+      R"({"jsonrpc":"2.0","id":1,"result":{}})", R"({"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"t"}})",
+      R"({"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"t"}})",
+      R"({"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"t"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":""}})", R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"},"error":1})",
+      R"({"id":1,"method":"tools/call","params":{"name":"t","name":"u"}})", R"([{"id":1,"method":"tools/call"}])", "{"};
+  for (const auto& t : left) EXPECT_FALSE(mcp_server::scan_tool_call(t)) << t;
+
+  std::mt19937 rng(20261201);
+  const std::string alphabet = "{}[]:,\"\\ 0123456789.eE+-tfnulx\xc3\xa9\xff";
+  const std::vector<std::string> words = {"true", "null", "\"a\"", "[[[", "]]]", "\"id\":", "\"params\":{", "\\u00",
+                                          ",\"name\":\"n\"", "\"arguments\":"};
+  std::vector<std::string> seeds = taken;
+  seeds.insert(seeds.end(), left.begin(), left.end());
+  for (int n = 0; n < 20000; ++n) {
+    const std::string s = mutation::mutate(seeds[rng() % seeds.size()], rng, alphabet, words);
+    SCOPED_TRACE("mutation " + std::to_string(n));
+    if (auto c = mcp_server::scan_tool_call(s)) expect_tree_agrees(s, *c);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(McpCodec, AToolResultBuiltAsTextIsTheMcpResult) {
+  core::PageAnswer a;
+  a.text = "caf\xc3\xa9 \"quoted\"\n";
+  EXPECT_EQ(json::parse(mcp_server::tool_result(a)),
+            json::parse(R"({"content":[{"type":"text","text":"café \"quoted\"\n"}],"isError":false})"));
+}
+
+}  // namespace
