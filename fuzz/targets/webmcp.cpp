@@ -116,6 +116,7 @@ void same_reading(const std::string& text) {
   auto fj = jsonio::read(f->answer.json), tj = jsonio::read(t->answer.json);
   check(fj && tj && *fj == *tj, "the scan and the tree read another result");
   check((t->answer.text == t->answer.json) == (f->answer.text == f->answer.json), "a result read as text by one only");
+  check(t->answer.text == t->answer.json || f->answer.text == t->answer.text, "a string result read differently");
 }
 
 }  // namespace
