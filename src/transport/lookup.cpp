@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <thread>
 #include <unistd.h>
@@ -40,7 +41,9 @@ void look_up(const std::shared_ptr<Shared>& s) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_ADDRCONFIG;  // as Asio's resolver asks by default
+  hints.ai_protocol = IPPROTO_TCP;
+  // No AI_ADDRCONFIG, as Asio's resolver asks by default: with it, a machine whose only configured
+  // interface is the loopback (offline) finds no address for "localhost", which is where Ollama lives.
   s->rc = ::getaddrinfo(s->host.c_str(), s->port.c_str(), &hints, &s->list);
   s->done.store(true, std::memory_order_release);
   const std::uint64_t one = 1;
