@@ -89,7 +89,9 @@ asio::awaitable<boost::system::result<tcp::resolver::results_type, std::string>>
     --g_lookups;
     co_return Result(boost::system::in_place_error, std::string("Cannot look up host names: ") + e.what());
   }
-  impl_->wait.assign(s->fd);
+  boost::system::error_code assigned;
+  impl_->wait.assign(s->fd, assigned);  // the thread still writes to the fd, which Shared closes
+  if (assigned) co_return Result(boost::system::in_place_error, "Cannot look up host names: " + assigned.message());
   auto [ec] = co_await impl_->wait.async_wait(asio::posix::stream_descriptor::wait_read, asio::as_tuple(asio::use_awaitable));
   impl_->wait.release();
   if (ec || !s->done.load(std::memory_order_acquire)) co_return Result(boost::system::in_place_error, "Stopped");
