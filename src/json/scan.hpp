@@ -55,6 +55,8 @@ class Path {
     return !l.array && l.key_len == k.size() && std::memcmp(keys_.data() + l.key_off, k.data(), k.size()) == 0;
   }
   bool at(std::size_t i, std::size_t n) const { return i < depth() && is_array(i) && index(i) == n; }
+  // The value is the top-level object's member `k`.
+  [[gnu::always_inline]] bool top(std::string_view k) const { return depth() == 1 && at(0, k); }
 
  protected:
   struct Level {

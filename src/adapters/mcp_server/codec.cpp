@@ -108,14 +108,13 @@ struct CallFields {
   Id id = Id::absent;
   std::string method, name;
 
-  static bool top(const jsonio::Path& p, std::string_view key) { return p.depth() == 1 && p.at(0, key); }
   static bool in_params(const jsonio::Path& p, std::string_view key) { return p.depth() == 2 && p.at(0, "params") && p.at(1, key); }
   // A value that starts at `p` and is not a string or an integer.
   void value(const jsonio::Path& p, bool is_object) {
-    if (top(p, "id")) id = Id::other;
-    else if (top(p, "params")) params_object = is_object;
+    if (p.top("id")) id = Id::other;
+    else if (p.top("params")) params_object = is_object;
     else if (in_params(p, "arguments")) args_object = is_object;
-    else if (top(p, "result") || top(p, "error")) odd = true;  // a response: read as a tree
+    else if (p.top("result") || p.top("error")) odd = true;  // a response: read as a tree
   }
   void begin(const jsonio::Path& p, bool is_array) {
     if (p.depth() == 0) object = !is_array;
@@ -123,16 +122,16 @@ struct CallFields {
   }
   void end(const jsonio::Path&, bool, std::size_t) {}
   bool wants_string(const jsonio::Path& p) {
-    if (top(p, "id")) id = Id::plain;
+    if (p.top("id")) id = Id::plain;
     else value(p, false);
-    return top(p, "method") || in_params(p, "name");
+    return p.top("method") || in_params(p, "name");
   }
   void string(const jsonio::Path& p, std::string s) {
     if (p.depth() == 1) method = std::move(s);
     else name = std::move(s);
   }
   void integer(const jsonio::Path& p, std::int64_t) {
-    if (top(p, "id")) id = Id::plain;
+    if (p.top("id")) id = Id::plain;
     else value(p, false);
   }
   void other(const jsonio::Path& p) { value(p, false); }

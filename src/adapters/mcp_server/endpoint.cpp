@@ -26,15 +26,7 @@ http::Response plain_error(unsigned status, std::string_view message) {
   return json_http(status, json::object{{"error", message}});
 }
 
-json::value rpc_result(const json::value& id, json::value result) {
-  return json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
-}
-
-json::value rpc_error(const json::value& id, int code, std::string_view message) {
-  return json::object{{"jsonrpc", "2.0"}, {"id", id}, {"error", json::object{{"code", code}, {"message", message}}}};
-}
-
-// The same two answers as text, around an id and a result already written: a call's answer is built
+// The JSON-RPC answers, as text around an id and a result already written: a call's answer is built
 // without a tree.
 std::string rpc_result_text(std::string_view id, std::string_view result) {
   std::string out;
@@ -56,6 +48,15 @@ std::string rpc_error_text(std::string_view id, int code, std::string_view messa
   jsonio::append_string(out, message);
   out += "}}";
   return out;
+}
+
+// The same for the answers post() makes from a tree (everything but a page's call).
+http::Response rpc_result(const json::value& id, const json::value& result) {
+  return http::json_text_response(200, rpc_result_text(json::serialize(id), json::serialize(result)));
+}
+
+http::Response rpc_error(unsigned status, const json::value& id, int code, std::string_view message) {
+  return http::json_text_response(status, rpc_error_text(json::serialize(id), code, message));
 }
 
 constexpr int kNotConnected = -32001;
@@ -167,9 +168,9 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
   if (auto scanned = scan_tool_call(req.body))
     return call(req, *session, core::PageCall::Kind::tool, std::move(scanned->call), std::move(scanned->id_json));
   auto parsed = jsonio::read(req.body);
-  if (!parsed) return json_http(400, rpc_error(nullptr, -32700, "Parse error: " + parsed.error().message));
+  if (!parsed) return rpc_error(400, nullptr, -32700, "Parse error: " + parsed.error().message);
   const json::value& msg = *parsed;
-  if (!msg.is_object()) return json_http(400, rpc_error(nullptr, -32600, "Send one JSON-RPC message per request"));
+  if (!msg.is_object()) return rpc_error(400, nullptr, -32600, "Send one JSON-RPC message per request");
   const auto& o = msg.as_object();
   const json::value* method_v = o.if_contains("method");
   const json::value id = o.contains("id") ? o.at("id") : json::value(nullptr);
@@ -180,20 +181,20 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
     r.status = 202;
     return r;
   }
-  if (!method_v || !method_v->is_string()) return json_http(400, rpc_error(id, -32600, "Invalid request"));
+  if (!method_v || !method_v->is_string()) return rpc_error(400, id, -32600, "Invalid request");
   const std::string method(method_v->as_string());
   const json::value params = o.contains("params") ? o.at("params") : json::value(json::object{});
   core::PageTools& tools = session->page_tools();
 
   if (method == "initialize") {
-    http::Response r = json_http(200, rpc_result(id, initialize_result(negotiate_version(params), version_)));
+    http::Response r = rpc_result(id, initialize_result(negotiate_version(params), version_));
     r.set("Mcp-Session-Id", core::random_base64url(16));
     return r;
   }
-  if (method == "ping") return json_http(200, rpc_result(id, json::object{}));
-  if (method == "tools/list") return json_http(200, rpc_result(id, tools_list(tools)));
-  if (method == "resources/list") return json_http(200, rpc_result(id, resources_list(tools)));
-  if (method == "prompts/list") return json_http(200, rpc_result(id, prompts_list(tools)));
+  if (method == "ping") return rpc_result(id, json::object{});
+  if (method == "tools/list") return rpc_result(id, tools_list(tools));
+  if (method == "resources/list") return rpc_result(id, resources_list(tools));
+  if (method == "prompts/list") return rpc_result(id, prompts_list(tools));
 
   std::optional<NamedCall> call;
   core::PageCall::Kind kind = core::PageCall::Kind::tool;
@@ -206,9 +207,9 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
     call = parse_prompt_get(params);
     kind = core::PageCall::Kind::prompt;
   } else {
-    return json_http(200, rpc_error(id, -32601, "Method not found: " + method));
+    return rpc_error(200, id, -32601, "Method not found: " + method);
   }
-  if (!call) return json_http(200, rpc_error(id, -32602, "Invalid params"));
+  if (!call) return rpc_error(200, id, -32602, "Invalid params");
   return this->call(req, *session, kind, std::move(*call), json::serialize(id));
 }
 

@@ -118,10 +118,9 @@ struct PageFields {
   Result result = Result::absent;
   std::string type, id, result_text;
 
-  static bool top(const jsonio::Path& p, std::string_view key) { return p.depth() == 1 && p.at(0, key); }
   void member(const jsonio::Path& p) {
-    if (top(p, "result")) result = Result::other;
-    else if (top(p, "error")) error = true;
+    if (p.top("result")) result = Result::other;
+    else if (p.top("error")) error = true;
   }
   void begin(const jsonio::Path& p, bool is_array) {
     if (p.depth() == 0) object = !is_array;
@@ -129,8 +128,8 @@ struct PageFields {
   }
   void end(const jsonio::Path&, bool, std::size_t) {}
   bool wants_string(const jsonio::Path& p) {
-    if (top(p, "error")) error = true;
-    return top(p, "type") || top(p, "id") || top(p, "result");
+    if (p.top("error")) error = true;
+    return p.top("type") || p.top("id") || p.top("result");
   }
   void string(const jsonio::Path& p, std::string s) {
     if (p.at(0, "type")) type = std::move(s);
