@@ -5,10 +5,12 @@
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/system/result.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "http/message.hpp"
@@ -73,6 +75,18 @@ class Abort {
   bool aborted_ = false;
   std::function<void()> closer_;
 };
+
+// The request as it goes on the wire, in one piece: the request line (HTTP/1.1), Host, User-Agent,
+// the caller's headers in order (one replaces an earlier field of the same name, Host and
+// User-Agent included), Content-Length when there is a body or the method is POST, the body.
+// A caller's Content-Length or Transfer-Encoding is dropped: the body's framing is ours. An error
+// (a sentence naming the field, never its value, which may be an API key) for a method or name that
+// is not an HTTP token, or a target, host or value with a line break or NUL in it: such a request
+// could be read as two.
+boost::system::result<std::string, std::string> request_text(std::string_view method, std::string_view target,
+                                                              std::string_view host,
+                                                              const std::vector<Header>& headers,
+                                                              std::string_view body);
 
 // on_data: body pieces of a 2xx answer; return false to stop reading.
 boost::asio::awaitable<ClientResult> fetch(boost::asio::any_io_executor ex, ClientRequest req,

@@ -208,6 +208,18 @@ describe('model backend (OpenAI-compatible)', { timeout: 120000 }, () => {
     assert.ok(!f.data.includes('wrong-key'));
   });
 
+  it('an API key with a line break in it is never sent: no header is smuggled, and the failure names the field', async () => {
+    const srv = await server();
+    const eng = await llmEngine(srv.url, { apiKey: 'sk-1\r\nX-Smuggled: yes' });
+    const { stream } = await run(eng, { prompt: 'hi' });
+    const f = await stream.waitFor('failed', 8000);
+    assertPlainMessage(f.data);
+    assert.match(f.data, /Authorization header holds a line break/);
+    assert.ok(!f.data.includes('sk-1'), f.data);
+    assert.equal(srv.requests.length, 0, 'nothing reached the model server');
+    assert.equal((await local(eng, '/health')).status, 200);
+  });
+
   it('attachments: text files wrapped in <file name="…">, images as image parts', async () => {
     const srv = await server();
     const eng = await llmEngine(srv.url);
