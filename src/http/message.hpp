@@ -64,6 +64,13 @@ class WebSocket {
   virtual boost::asio::awaitable<std::optional<std::string>> read() = 0;
   virtual boost::asio::awaitable<bool> write(std::string text) = 0;
   virtual boost::asio::awaitable<void> close() = 0;
+  // A write that doesn't wait, as BodyWriter's: made by whoever has a message while the writer is
+  // parked (a channel's pong, as its ping is read). ready_now(): one may be made now. write_now sends
+  // what the socket takes at once and holds the rest for flush(); it returns whether all of it went
+  // (false too once the peer is gone: flush() then says so). Until flush() ends, nothing else is written.
+  virtual bool ready_now() const { return false; }
+  virtual bool write_now(std::string) { return false; }
+  virtual boost::asio::awaitable<bool> flush() { co_return true; }
 };
 
 struct Response {

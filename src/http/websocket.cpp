@@ -1,8 +1,10 @@
 #include "http/websocket.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <memory>
@@ -34,6 +36,17 @@ constexpr std::size_t kKeptReadBuffer = 64 * 1024;
 // cut short (Beast checks the end of a message only in a frame with data: 1007), and close codes
 // from 5000 up (1002).
 //
+// A message goes out as one frame written straight to the socket (write_now), not by Beast's write,
+// whose completion takes a trip through the scheduler and a poll of the reactor (bench scenario 6).
+// Only when Beast cannot be writing: no write of ours in flight, no ping of ours, no close begun, and
+// no ping or close heard since our last read completed (Beast answers those from within its read,
+// and a read completes only once its answer is written). While a frame of ours is half-sent (the
+// socket took part of it, flush() sends the rest), a frame Beast would write would land inside it:
+// so a ping or close heard then drops the socket before Beast answers, our own ping waits, and a
+// close drops the socket instead of a closing handshake. The one write left to Beast then is the
+// close frame with which its read fails a peer that broke the protocol; that peer alone would read
+// it cut into our frame, just before its socket closes.
+//
 // The idle timeout is kept here, not by Beast: Beast's moves its timer at every read, a cancel and a
 // new wait, and so two timerfd_settime system calls and a cancelled handler per message (bench
 // scenario 6, strace). Here a frame heard only moves a lazy deadline (ReadDeadline); when it passes,
@@ -45,9 +58,18 @@ class BeastWebSocket final : public WebSocket {
       : ws_(ws), half_idle_(idle_timeout / 2), quiet_(ws.get_executor(), [this] { on_quiet(); }, half_idle_) {
     ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
       heard();
+      if (kind == websocket::frame_type::pong) return;
+      beast_answers_ = true;  // a pong or the close's echo, written by Beast's read
+      if (!held_.empty()) {
+        spdlog::debug("event=websocket.control_while_half_sent note=\"dropped: the answer would cut our frame\"");
+        drop();
+        return;
+      }
       if (kind == websocket::frame_type::close) check_close_code();
     });
     heard();
+    beast::error_code ec;
+    socket().non_blocking(true, ec);  // write_now's one try
   }
   ~BeastWebSocket() override { ws_.control_callback(); }
   BeastWebSocket(const BeastWebSocket&) = delete;
@@ -61,6 +83,7 @@ class BeastWebSocket final : public WebSocket {
     do {
       auto [ec, got] = co_await ws_.async_read_some(buffer_, 0, asio::as_tuple(asio::use_awaitable));
       if (ec) co_return std::nullopt;
+      beast_answers_ = false;  // whatever Beast answered during this read has been written
       n += got;
       heard();
     } while (!ws_.is_message_done());
@@ -80,6 +103,15 @@ class BeastWebSocket final : public WebSocket {
     co_return text;
   }
   asio::awaitable<bool> write(std::string text) override {
+    if (!held_.empty()) {
+      const bool flushed = co_await flush();
+      if (!flushed) co_return false;
+    }
+    if (ready_now()) {
+      if (write_now(std::move(text))) co_return true;
+      const bool flushed = co_await flush();
+      co_return flushed;
+    }
     ws_.text(true);
     writing_ = true;
     auto [ec, n] = co_await ws_.async_write(asio::buffer(text), asio::as_tuple(asio::use_awaitable));
@@ -88,7 +120,65 @@ class BeastWebSocket final : public WebSocket {
   }
   asio::awaitable<void> close() override { co_await close_with(websocket::close_code::normal); }
 
+  bool ready_now() const override {
+    return held_.empty() && !failed_ && !writing_ && !*ping_in_flight_ && !beast_answers_ && !closing_ && ws_.is_open();
+  }
+
+  bool write_now(std::string text) override {
+    unsigned char head[10];
+    const std::size_t head_size = frame_head(text.size(), head);
+    const std::array<asio::const_buffer, 2> frame{asio::buffer(head, head_size), asio::buffer(text)};
+    beast::error_code ec;
+    const std::size_t sent = socket().send(frame, 0, ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+      failed_ = true;
+      return false;
+    }
+    if (sent == head_size + text.size()) return true;
+    // The rest waits for flush(): the frame's head first, if even that did not all go.
+    if (sent < head_size) held_.assign(reinterpret_cast<const char*>(head) + sent, head_size - sent);
+    held_.append(text, sent < head_size ? 0 : sent - head_size, std::string::npos);
+    return false;
+  }
+
+  asio::awaitable<bool> flush() override {
+    if (failed_) co_return false;
+    if (held_.empty()) co_return true;
+    writing_ = true;
+    auto [ec, n] = co_await asio::async_write(socket(), asio::buffer(held_), asio::as_tuple(asio::use_awaitable));
+    writing_ = false;
+    held_ = std::string();
+    if (ec) failed_ = true;
+    co_return !ec;
+  }
+
  private:
+  asio::ip::tcp::socket& socket() { return beast::get_lowest_layer(ws_).socket(); }
+
+  // A final text frame's head, unmasked (a server's): 2 bytes, 4 with a 16-bit length, 10 with a 64-bit one.
+  static std::size_t frame_head(std::size_t size, unsigned char* out) {
+    out[0] = 0x81;  // FIN, text
+    if (size < 126) {
+      out[1] = static_cast<unsigned char>(size);
+      return 2;
+    }
+    if (size <= 0xFFFF) {
+      out[1] = 126;
+      out[2] = static_cast<unsigned char>(size >> 8);
+      out[3] = static_cast<unsigned char>(size);
+      return 4;
+    }
+    out[1] = 127;
+    for (int i = 0; i < 8; ++i) out[2 + i] = static_cast<unsigned char>(static_cast<std::uint64_t>(size) >> (56 - 8 * i));
+    return 10;
+  }
+
+  // Without a close frame: the peer hears the connection end.
+  void drop() {
+    closing_ = true;
+    beast::get_lowest_layer(ws_).close();
+  }
+
   void heard() {
     pinged_ = false;
     quiet_.set(half_idle_);
@@ -103,7 +193,7 @@ class BeastWebSocket final : public WebSocket {
     if (!pinged_) {
       pinged_ = true;
       quiet_.set(half_idle_);
-      if (!*ping_in_flight_) {
+      if (!*ping_in_flight_ && held_.empty()) {  // a ping now would cut our half-sent frame
         *ping_in_flight_ = true;
         // The handler may run after this object is gone (the socket's end cancels it): it touches
         // only the shared flag.
@@ -112,13 +202,16 @@ class BeastWebSocket final : public WebSocket {
       return;
     }
     spdlog::debug("event=websocket.idle_timeout");
-    closing_ = true;  // nothing more to say: no close frame on the dropped socket
-    beast::get_lowest_layer(ws_).close();
+    drop();  // nothing more to say: no close frame on the dropped socket
   }
 
   // One close only, whoever asks first (the handler's writer, its reader, or the server at the end).
   asio::awaitable<void> close_with(websocket::close_code code) {
     if (closing_ || !ws_.is_open()) co_return;
+    if (!held_.empty()) {  // a close frame now would cut our half-sent frame
+      drop();
+      co_return;
+    }
     closing_ = true;
     const websocket::close_reason reason(code);
     co_await ws_.async_close(reason, asio::as_tuple(asio::use_awaitable));
@@ -146,7 +239,10 @@ class BeastWebSocket final : public WebSocket {
   const std::chrono::milliseconds half_idle_;
   bool pinged_ = false;  // a ping went out (or waits to) since the last frame heard
   std::shared_ptr<bool> ping_in_flight_ = std::make_shared<bool>(false);
-  bool writing_ = false;
+  bool writing_ = false;        // a write of ours is in flight (Beast's, or flush()'s)
+  bool beast_answers_ = false;  // a ping or close was heard since the last read completed
+  std::string held_;            // the rest of a frame write_now half-sent, for flush()
+  bool failed_ = false;         // a write of ours failed: the socket is gone
   bool closing_ = false;
   ReadDeadline quiet_;  // last: destroyed first, so on_quiet never runs on a half-destroyed object
 };

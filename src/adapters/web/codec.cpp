@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "json/read.hpp"
+#include "json/write.hpp"
 
 namespace leuria::web {
 
@@ -141,14 +142,14 @@ json::object encode_embedding(const core::Embedding& e) {
 http::Response health_response(const HealthView& h) {
   std::string body = "{\"leuria\":";
   body.reserve(128 + h.version.size() + h.agent.size() + (h.embed ? h.embed->size() : 0));
-  body += json::serialize(json::string_view(h.version));
+  jsonio::append_string(body, h.version);
   body += ",\"ok\":true,\"agent\":";
-  body += json::serialize(json::string_view(h.agent));
+  jsonio::append_string(body, h.agent);
   body += h.approvals_in_app ? ",\"approvals\":\"app\"" : ",\"approvals\":\"page\"";
   if (h.paired) body += *h.paired ? ",\"paired\":true" : ",\"paired\":false";
   if (h.embed) {
     body += ",\"embed\":";
-    body += json::serialize(json::string_view(*h.embed));
+    jsonio::append_string(body, *h.embed);
   }
   body += '}';
   return http::json_text_response(200, std::move(body));

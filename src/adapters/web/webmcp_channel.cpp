@@ -14,6 +14,16 @@ namespace asio = boost::asio;
 
 void PageSocketLink::enqueue(std::string text) {
   if (closing_) return;
+  // The writer is parked and the socket free: the message goes now, without waking the writer (a
+  // pong is written as its ping is read: no trip through the scheduler for the wake, none for the
+  // write's completion). What the socket did not take, the writer sends first when it wakes.
+  if (parked_ && out_.empty() && !flush_ && parked_on_->ready_now()) {
+    if (!parked_on_->write_now(std::move(text))) {
+      flush_ = true;
+      wake_.cancel();
+    }
+    return;
+  }
   // One message may always wait, however large: a call's arguments come from the AI.
   if (out_.size() >= kMaxQueuedMessages || (!out_.empty() && out_bytes_ + text.size() > kMaxQueuedBytes)) {
     spdlog::info("event=webmcp.overflow messages={} bytes={} note=\"the page stopped reading; channel closed\"",
@@ -51,10 +61,19 @@ void PageSocketLink::arm_ping() {
 asio::awaitable<void> PageSocketLink::write_loop(http::WebSocket& ws) {
   arm_ping();
   while (!closing_) {
+    if (flush_) {
+      flush_ = false;
+      const bool flushed = co_await ws.flush();
+      if (!flushed) close();
+      continue;
+    }
     if (out_.empty()) {
       // Woken by enqueue or close (a cancel); a timer at the end of time never becomes the earliest.
       wake_.expires_at(asio::steady_timer::time_point::max());
+      parked_on_ = &ws;
+      parked_ = true;
       co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+      parked_ = false;
       continue;
     }
     std::string text = std::move(out_.front());

@@ -1,9 +1,10 @@
-// The page's end of a session's tool channel over a WebSocket: the engine's messages go out
-// through a bounded queue with one write in flight (a page that stops reading while
-// kMaxQueuedMessages messages, or kMaxQueuedBytes, wait is disconnected: acks echo what the page
-// sent, so a count alone would let a page make the engine hold a thousand copies of its largest
-// message); pings every ping interval; the page's messages are applied to the session's PageTools,
-// a declaration only up to kMaxDeclarationBytes (the session keeps it for its life).
+// The page's end of a session's tool channel over a WebSocket: the engine's messages go out at
+// once while nothing is being written, else through a bounded queue with one write in flight (a
+// page that stops reading while kMaxQueuedMessages messages, or kMaxQueuedBytes, wait is
+// disconnected: acks echo what the page sent, so a count alone would let a page make the engine
+// hold a thousand copies of its largest message); pings every ping interval; the page's messages
+// are applied to the session's PageTools, a declaration only up to kMaxDeclarationBytes (the
+// session keeps it for its life).
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -43,6 +44,9 @@ class PageSocketLink final : public core::PageLink, public std::enable_shared_fr
   std::deque<std::string> out_;
   std::size_t out_bytes_ = 0;
   bool closing_ = false;
+  bool parked_ = false;                    // the writer waits on wake_: enqueue may write itself
+  http::WebSocket* parked_on_ = nullptr;   // the writer's socket, while it is parked
+  bool flush_ = false;                     // a message enqueue wrote is half-sent: the writer sends the rest first
   boost::asio::steady_timer wake_;  // the writer waits here for a message
   boost::asio::steady_timer ping_timer_;
   boost::asio::steady_timer writer_done_;
