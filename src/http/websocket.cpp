@@ -39,8 +39,9 @@ constexpr std::size_t kKeptReadBuffer = 64 * 1024;
 // A message goes out as one frame written straight to the socket (write_now), not by Beast's write,
 // whose completion takes a trip through the scheduler and a poll of the reactor (bench scenario 6).
 // Only when Beast cannot be writing: no write of ours in flight, no ping of ours, no close begun, and
-// no ping or close heard since our last read completed (Beast answers those from within its read,
-// and a read completes only once its answer is written). While a frame of ours is half-sent (the
+// since our last read completed, no ping or close heard (Beast answers those from within its read,
+// and a read completes only once its answer is written) and no write or ping of Beast's ended (its
+// end hands the write lock to a read waiting to send the close frame that fails a peer). While a frame of ours is half-sent (the
 // socket took part of it, flush() sends the rest), a frame Beast would write would land inside it:
 // so a ping or close heard then drops the socket before Beast answers, our own ping waits, and a
 // close drops the socket instead of a closing handshake. The one write left to Beast then is the
@@ -59,7 +60,7 @@ class BeastWebSocket final : public WebSocket {
     ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
       heard();
       if (kind == websocket::frame_type::pong) return;
-      beast_answers_ = true;  // a pong or the close's echo, written by Beast's read
+      *beast_may_write_ = true;  // a pong or the close's echo, written by Beast's read
       if (!held_.empty()) {
         spdlog::debug("event=websocket.control_while_half_sent note=\"dropped: the answer would cut our frame\"");
         drop();
@@ -83,7 +84,7 @@ class BeastWebSocket final : public WebSocket {
     do {
       auto [ec, got] = co_await ws_.async_read_some(buffer_, 0, asio::as_tuple(asio::use_awaitable));
       if (ec) co_return std::nullopt;
-      beast_answers_ = false;  // whatever Beast answered during this read has been written
+      *beast_may_write_ = false;  // whatever Beast wrote during this read has been written
       n += got;
       heard();
     } while (!ws_.is_message_done());
@@ -116,12 +117,13 @@ class BeastWebSocket final : public WebSocket {
     writing_ = true;
     auto [ec, n] = co_await ws_.async_write(asio::buffer(text), asio::as_tuple(asio::use_awaitable));
     writing_ = false;
+    *beast_may_write_ = true;
     co_return !ec;
   }
   asio::awaitable<void> close() override { co_await close_with(websocket::close_code::normal); }
 
   bool ready_now() const override {
-    return held_.empty() && !failed_ && !writing_ && !*ping_in_flight_ && !beast_answers_ && !closing_ && ws_.is_open();
+    return held_.empty() && !failed_ && !writing_ && !*ping_in_flight_ && !*beast_may_write_ && !closing_ && ws_.is_open();
   }
 
   bool write_now(std::string text) override {
@@ -149,6 +151,8 @@ class BeastWebSocket final : public WebSocket {
     writing_ = false;
     held_ = std::string();
     if (ec) failed_ = true;
+    if (!ec && ping_owed_ && !closing_ && !*ping_in_flight_) send_ping();
+    ping_owed_ = false;
     co_return !ec;
   }
 
@@ -181,28 +185,38 @@ class BeastWebSocket final : public WebSocket {
 
   void heard() {
     pinged_ = false;
+    ping_owed_ = false;
     quiet_.set(half_idle_);
   }
 
   // Half the idle timeout passed with no frame heard: ping the first time; drop the socket the
-  // second. A ping waits behind a write in flight (Beast queues it); a peer that does not read
-  // therefore never gets it, and is dropped all the same. During the closing handshake, Beast's own
+  // second. A ping waits behind a write in flight (Beast queues it; flush() sends it after a
+  // half-sent frame of ours); a peer that does not read therefore never gets it, and is dropped all
+  // the same. During the closing handshake, Beast's own
   // timer (the handshake timeout) is the one that counts.
   void on_quiet() {
     if (closing_) return;
     if (!pinged_) {
       pinged_ = true;
       quiet_.set(half_idle_);
-      if (!*ping_in_flight_ && held_.empty()) {  // a ping now would cut our half-sent frame
-        *ping_in_flight_ = true;
-        // The handler may run after this object is gone (the socket's end cancels it): it touches
-        // only the shared flag.
-        ws_.async_ping({}, [flag = ping_in_flight_](beast::error_code) { *flag = false; });
-      }
+      if (!held_.empty())
+        ping_owed_ = true;  // a ping now would cut our half-sent frame
+      else if (!*ping_in_flight_)
+        send_ping();
       return;
     }
     spdlog::debug("event=websocket.idle_timeout");
     drop();  // nothing more to say: no close frame on the dropped socket
+  }
+
+  void send_ping() {
+    *ping_in_flight_ = true;
+    // The handler may run after this object is gone (the socket's end cancels it): it touches
+    // only the shared flags.
+    ws_.async_ping({}, [flag = ping_in_flight_, may = beast_may_write_](beast::error_code) {
+      *flag = false;
+      *may = true;
+    });
   }
 
   // One close only, whoever asks first (the handler's writer, its reader, or the server at the end).
@@ -240,7 +254,10 @@ class BeastWebSocket final : public WebSocket {
   bool pinged_ = false;  // a ping went out (or waits to) since the last frame heard
   std::shared_ptr<bool> ping_in_flight_ = std::make_shared<bool>(false);
   bool writing_ = false;        // a write of ours is in flight (Beast's, or flush()'s)
-  bool beast_answers_ = false;  // a ping or close was heard since the last read completed
+  // Beast may be writing of its own accord: set when a ping or close is heard and when a write or ping
+  // of Beast's ends; cleared when a read completes. Shared with the ping's handler.
+  std::shared_ptr<bool> beast_may_write_ = std::make_shared<bool>(false);
+  bool ping_owed_ = false;      // on_quiet's ping, held back behind a half-sent frame
   std::string held_;            // the rest of a frame write_now half-sent, for flush()
   bool failed_ = false;         // a write of ours failed: the socket is gone
   bool closing_ = false;

@@ -37,6 +37,30 @@ function engineSendQueue(enginePort, peerPort) {
   return -1;
 }
 
+/** A raw page on a fresh channel with the lookup tool registered: {s, reply, heardAt} (when the engine last heard it). */
+async function rawPage(eng) {
+  const p = await prepared(eng);
+  const { reply } = await registerPage(eng, p.reg, { origin: p.origin });
+  assert.equal(reply.type, 'registerSuccess', JSON.stringify(reply));
+  const s = await rawUpgrade(eng, `${reply.channel}?token=${encodeURIComponent(reply.token)}`, { origin: p.origin });
+  const heardAt = Date.now();
+  await s.send(frame({ opcode: OP.text, payload: JSON.stringify({ type: 'registerTool', ...LOOKUP }) }));
+  await s.until(() => s.texts().some((t) => JSON.parse(t).type === 'ack'), 5000, 'the ack');
+  return { s, reply, heardAt };
+}
+
+/** Resolves once the engine holds bytes for `s` unsent that stop changing: it is blocked inside a frame. */
+async function engineBlocked(eng, s) {
+  let last = -1;
+  let steady = 0;
+  assert.ok(await poll(() => {
+    const q = engineSendQueue(eng.port, s.socket.localPort);
+    steady = q > 0 && q === last ? steady + 1 : 0;
+    last = q;
+    return steady >= 5;
+  }, { timeoutMs: 15000, intervalMs: 50 }), `the engine never blocked writing (send queue ${last})`);
+}
+
 describe("the engine's frames to a page", { timeout: 120000 }, () => {
   after(stopAll);
 
@@ -88,27 +112,14 @@ describe("the engine's frames to a page", { timeout: 120000 }, () => {
 
   it('a ping heard while a frame is half-sent drops the connection: the frame is cut, never interleaved', async () => {
     const eng = await startFakeEngine({ args: ['--port', '0', '--no-open', '-v'] });
-    const p = await prepared(eng);
-    const { reply } = await registerPage(eng, p.reg, { origin: p.origin });
-    assert.equal(reply.type, 'registerSuccess', JSON.stringify(reply));
-    const s = await rawUpgrade(eng, `${reply.channel}?token=${encodeURIComponent(reply.token)}`, { origin: p.origin });
+    const { s, reply } = await rawPage(eng);
     try {
-      await s.send(frame({ opcode: OP.text, payload: JSON.stringify({ type: 'registerTool', ...LOOKUP }) }));
-      await s.until(() => s.texts().some((t) => JSON.parse(t).type === 'ack'), 5000, 'the ack');
       const before = s.frames.length;
       s.socket.pause();  // the page stops reading: the kernel's buffers fill, then the engine holds the rest
 
       const mcp = await mcpSession(eng, reply.token);
       const call = mcp.call('tools/call', { name: 'lookup', arguments: { query: 'w'.repeat(12 * 1024 * 1024) } }, { timeoutMs: 30000 });
-      // The engine is blocked inside the call's frame once the bytes it holds unsent stop changing.
-      let last = -1;
-      let steady = 0;
-      assert.ok(await poll(() => {
-        const q = engineSendQueue(eng.port, s.socket.localPort);
-        steady = q > 0 && q === last ? steady + 1 : 0;
-        last = q;
-        return steady >= 5;
-      }, { timeoutMs: 15000, intervalMs: 50 }), `the engine never blocked writing (send queue ${last})`);
+      await engineBlocked(eng, s);
 
       await s.send(frame({ opcode: OP.ping, payload: 'are you there' }));
       assert.ok(await poll(() => eng.stderrLines.some((l) => l.includes('event=websocket.control_while_half_sent')), { timeoutMs: 5000 }),
@@ -130,6 +141,30 @@ describe("the engine's frames to a page", { timeout: 120000 }, () => {
       s.destroy();
     }
     assert.equal((await request(eng, { path: '/health' })).status, 200);
-    await sleep(10);
+  });
+
+  it('the idle ping due while a frame is half-sent goes out once the frame is whole', async () => {
+    // Half the idle timeout (6 s) passes while the page reads nothing and the engine holds the rest of a frame;
+    // the page then has 6 s to read the frame before the engine gives up on it.
+    const eng = await startFakeEngine({ timings: { idleTimeoutMs: 12000 } });
+    const { s, reply, heardAt } = await rawPage(eng);
+    try {
+      const before = s.frames.length;
+      s.socket.pause();
+      const mcp = await mcpSession(eng, reply.token);
+      const call = mcp.call('tools/call', { name: 'lookup', arguments: { query: 'w'.repeat(12 * 1024 * 1024) } }, { timeoutMs: 30000 });
+      await engineBlocked(eng, s);
+      await sleep(Math.max(0, heardAt + 6500 - Date.now()));
+      s.socket.resume();
+      await s.until(() => s.frames.slice(before).some((f) => f.opcode === OP.ping), 5000, "the engine's ping after the frame");
+      const after = s.frames.slice(before);
+      assert.equal(after[0].opcode, OP.text, s.describe());
+      const m = JSON.parse(after[0].payload.toString('utf8'));
+      assert.equal(m.type, 'callTool');
+      assert.equal(m.arguments.query.length, 12 * 1024 * 1024, 'the call whole');
+      call.catch(() => {});
+    } finally {
+      s.destroy();
+    }
   });
 });

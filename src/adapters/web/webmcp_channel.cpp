@@ -72,8 +72,11 @@ asio::awaitable<void> PageSocketLink::write_loop(http::WebSocket& ws) {
       wake_.expires_at(asio::steady_timer::time_point::max());
       parked_on_ = &ws;
       parked_ = true;
+      struct Unpark {  // also if the frame is destroyed while it waits (the io_context's end)
+        bool& parked;
+        ~Unpark() { parked = false; }
+      } unpark{parked_};
       co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
-      parked_ = false;
       continue;
     }
     std::string text = std::move(out_.front());
