@@ -192,8 +192,8 @@ class BeastWebSocket final : public WebSocket {
   // Half the idle timeout passed with no frame heard: ping the first time; drop the socket the
   // second. A ping waits behind a write in flight (Beast queues it; flush() sends it after a
   // half-sent frame of ours); a peer that does not read therefore never gets it, and is dropped all
-  // the same. During the closing handshake, Beast's own
-  // timer (the handshake timeout) is the one that counts.
+  // the same. During the closing handshake, Beast's own timer (the handshake timeout) is the one
+  // that counts.
   void on_quiet() {
     if (closing_) return;
     if (!pinged_) {
