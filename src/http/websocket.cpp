@@ -41,8 +41,9 @@ constexpr std::size_t kKeptReadBuffer = 64 * 1024;
 // Only when Beast cannot be writing: no write of ours in flight, no ping of ours, no close begun, and
 // since our last read completed, no ping or close heard (Beast answers those from within its read,
 // and a read completes only once its answer is written) and no write or ping of Beast's ended (its
-// end hands the write lock to a read waiting to send the close frame that fails a peer). While a frame of ours is half-sent (the
-// socket took part of it, flush() sends the rest), a frame Beast would write would land inside it:
+// end hands the write lock to a read waiting to send the close frame that fails a peer). While a
+// frame of ours is half-sent (the socket took part of it, flush() sends the rest), a frame Beast
+// would write would land inside it:
 // so a ping or close heard then drops the socket before Beast answers, our own ping waits, and a
 // close drops the socket instead of a closing handshake. The one write left to Beast then is the
 // close frame with which its read fails a peer that broke the protocol; that peer alone would read
@@ -238,14 +239,12 @@ class BeastWebSocket final : public WebSocket {
     if (closing_ || ws_.reason().code <= kLastCloseCode) return;
     closing_ = true;
     spdlog::debug("event=websocket.bad_close_code code={}", ws_.reason().code);
-    auto& socket = ws_.next_layer().socket();
     beast::error_code ec;
     if (!writing_) {
       static constexpr unsigned char kProtocolError[] = {0x88, 0x02, 0x03, 0xEA};  // FIN + close, 2 bytes, 1002
-      socket.non_blocking(true, ec);
-      socket.send(asio::buffer(kProtocolError), 0, ec);
+      socket().send(asio::buffer(kProtocolError), 0, ec);  // non-blocking since the constructor
     }
-    socket.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
   }
 
   websocket::stream<beast::tcp_stream>& ws_;

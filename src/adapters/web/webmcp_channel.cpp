@@ -17,8 +17,8 @@ void PageSocketLink::enqueue(std::string text) {
   // The writer is parked and the socket free: the message goes now, without waking the writer (a
   // pong is written as its ping is read: no trip through the scheduler for the wake, none for the
   // write's completion). What the socket did not take, the writer sends first when it wakes.
-  if (parked_ && out_.empty() && !flush_ && parked_on_->ready_now()) {
-    if (!parked_on_->write_now(std::move(text))) {
+  if (parked_ && out_.empty() && !flush_ && parked_->ready_now()) {
+    if (!parked_->write_now(std::move(text))) {
       flush_ = true;
       wake_.cancel();
     }
@@ -70,11 +70,10 @@ asio::awaitable<void> PageSocketLink::write_loop(http::WebSocket& ws) {
     if (out_.empty()) {
       // Woken by enqueue or close (a cancel); a timer at the end of time never becomes the earliest.
       wake_.expires_at(asio::steady_timer::time_point::max());
-      parked_on_ = &ws;
-      parked_ = true;
+      parked_ = &ws;
       struct Unpark {  // also if the frame is destroyed while it waits (the io_context's end)
-        bool& parked;
-        ~Unpark() { parked = false; }
+        http::WebSocket*& parked;
+        ~Unpark() { parked = nullptr; }
       } unpark{parked_};
       co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;

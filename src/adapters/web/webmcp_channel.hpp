@@ -44,8 +44,7 @@ class PageSocketLink final : public core::PageLink, public std::enable_shared_fr
   std::deque<std::string> out_;
   std::size_t out_bytes_ = 0;
   bool closing_ = false;
-  bool parked_ = false;                    // the writer waits on wake_: enqueue may write itself
-  http::WebSocket* parked_on_ = nullptr;   // the writer's socket, while it is parked
+  http::WebSocket* parked_ = nullptr;  // the writer's socket while it waits on wake_: enqueue may write to it
   bool flush_ = false;                     // a message enqueue wrote is half-sent: the writer sends the rest first
   boost::asio::steady_timer wake_;  // the writer waits here for a message
   boost::asio::steady_timer ping_timer_;
