@@ -11,12 +11,6 @@ namespace leuria::core {
 
 namespace asio = boost::asio;
 
-struct PageTools::Pending {
-  explicit Pending(asio::any_io_executor ex) : timer(ex) {}
-  asio::steady_timer timer;
-  std::optional<PageAnswer> answer;
-};
-
 bool valid_tool_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
@@ -25,12 +19,12 @@ bool valid_tool_name(std::string_view name) {
 }
 
 PageTools::PageTools(asio::any_io_executor ex, std::chrono::milliseconds call_timeout)
-    : ex_(std::move(ex)), call_timeout_(call_timeout), channel_id_(random_base64url(16)),
-      channel_token_(random_base64url(kTokenBytes)), call_salt_(random_base64url(6)) {}
+    : ex_(ex), call_timeout_(call_timeout), channel_id_(random_base64url(16)),
+      channel_token_(random_base64url(kTokenBytes)), deadline_timer_(ex), call_salt_(random_base64url(6)) {}
 
-PageTools::~PageTools() {
-  for (auto& [id, p] : pending_) p->timer.cancel();
-}
+// Waiting calls' handlers are dropped unrun: whoever waits on one holds this object, so only the
+// io_context's end gets here with calls waiting.
+PageTools::~PageTools() = default;
 
 bool PageTools::channel_token_valid(std::string_view token) const {
   return !ended_ && constant_time_equal(token, channel_token_);
@@ -49,11 +43,13 @@ void PageTools::detach(const PageLink* link) {
   if (link_.get() != link) return;
   link_.reset();
   // The socket that would carry the answers is gone: the calls it carried fail now, not in 10 minutes.
-  for (auto& [id, p] : pending_) {
-    if (p->answer) continue;
-    p->answer = PageAnswer{PageAnswer::Status::not_connected, "The page disconnected before it answered", {}};
-    p->timer.cancel();
-  }
+  fail_all(PageAnswer{PageAnswer::Status::not_connected, "The page disconnected before it answered", {}});
+}
+
+void PageTools::fail_all(const PageAnswer& a) {
+  auto calls = std::move(pending_);
+  pending_.clear();
+  for (auto& p : calls) p.done(a);
 }
 
 bool PageTools::has_tool(const std::string& name) const {
@@ -114,32 +110,65 @@ std::vector<ToolSpec> PageTools::tools() const {
   return out;
 }
 
-asio::awaitable<PageAnswer> PageTools::request(PageCall::Kind kind, std::string name, std::string arguments_json) {
-  auto self = shared_from_this();
-  if (ended_) co_return PageAnswer{PageAnswer::Status::ended, "The session has ended", {}};
-  if (!link_) co_return PageAnswer{PageAnswer::Status::not_connected, "The page is not connected", {}};
+void PageTools::start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done) {
+  if (ended_) return done(PageAnswer{PageAnswer::Status::ended, "The session has ended", {}});
+  if (!link_) return done(PageAnswer{PageAnswer::Status::not_connected, "The page is not connected", {}});
   if (pending_.size() >= kMaxPendingCalls)
-    co_return PageAnswer{PageAnswer::Status::failed, "Too many calls are waiting for the page", {}};
+    return done(PageAnswer{PageAnswer::Status::failed, "Too many calls are waiting for the page", {}});
   PageCall call{kind, "c" + std::to_string(next_call_++) + "-" + call_salt_, std::move(name),
                 std::move(arguments_json)};
-  auto pending = std::make_shared<Pending>(ex_);
-  pending_[call.id] = pending;
+  pending_.push_back(Pending{call.id, std::chrono::steady_clock::now() + call_timeout_, std::move(done)});
+  arm_deadline();
   link_->send_call(call);
-  pending->timer.expires_after(call_timeout_);
-  co_await pending->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  pending_.erase(call.id);
-  if (pending->answer) co_return std::move(*pending->answer);
-  if (ended_) co_return PageAnswer{PageAnswer::Status::ended, "The session has ended", {}};
-  co_return PageAnswer{PageAnswer::Status::timed_out,
-                       "The page did not answer within " + std::to_string(call_timeout_.count() / 60000) + " minutes",
-                       {}};
+}
+
+void PageTools::arm_deadline() {
+  if (deadline_armed_ || pending_.empty()) return;
+  deadline_armed_ = true;
+  deadline_timer_.expires_at(pending_.front().deadline);
+  deadline_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    auto self = weak.lock();
+    if (!self) return;
+    self->deadline_armed_ = false;
+    if (!ec) self->expire();
+  });
+}
+
+void PageTools::expire() {
+  const auto now = std::chrono::steady_clock::now();
+  const std::string text =
+      "The page did not answer within " + std::to_string(call_timeout_.count() / 60000) + " minutes";
+  // One at a time from the front: a handler may start a call, which goes to the back.
+  while (!pending_.empty() && pending_.front().deadline <= now) {
+    AnswerHandler done = std::move(pending_.front().done);
+    pending_.erase(pending_.begin());
+    done(PageAnswer{PageAnswer::Status::timed_out, text, {}});
+  }
+  arm_deadline();
+}
+
+asio::awaitable<PageAnswer> PageTools::request(PageCall::Kind kind, std::string name, std::string arguments_json) {
+  auto self = shared_from_this();
+  struct Wait {
+    explicit Wait(asio::any_io_executor ex) : wake(ex, asio::steady_timer::time_point::max()) {}
+    asio::steady_timer wake;
+    std::optional<PageAnswer> answer;
+  };
+  auto wait = std::make_shared<Wait>(ex_);
+  start(kind, std::move(name), std::move(arguments_json), [wait](PageAnswer a) {
+    wait->answer = std::move(a);
+    wait->wake.cancel();
+  });
+  if (!wait->answer) co_await wait->wake.async_wait(asio::as_tuple(asio::use_awaitable));
+  co_return std::move(*wait->answer);
 }
 
 void PageTools::answer(const std::string& id, PageAnswer a) {
-  auto it = pending_.find(id);
-  if (it == pending_.end() || it->second->answer) return;
-  it->second->answer = std::move(a);
-  it->second->timer.cancel();
+  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.id == id; });
+  if (it == pending_.end()) return;
+  AnswerHandler done = std::move(it->done);
+  pending_.erase(it);
+  done(std::move(a));
 }
 
 void PageTools::end() {
@@ -150,7 +179,7 @@ void PageTools::end() {
     auto link = std::move(link_);
     link->close();
   }
-  for (auto& [id, p] : pending_) p->timer.cancel();
+  fail_all(PageAnswer{PageAnswer::Status::ended, "The session has ended", {}});
 }
 
 asio::awaitable<ToolResult> PageTools::call(std::string name, std::string arguments_json) {

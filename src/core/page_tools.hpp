@@ -8,9 +8,9 @@
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,6 +93,14 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   // that returns false is dropped.
   void on_tools_changed(std::function<bool()> f) { changed_.push_back(std::move(f)); }
 
+  // A call to the page. `done` runs exactly once, with the page's answer or the call's failure:
+  // from answer(), as the page's message is read (so the caller can write it out with no trip
+  // through the scheduler); from detach() or end(); when the call times out; or before start()
+  // returns, when it fails at once (not connected, ended, too many waiting). `done` must not own
+  // this object: it is kept here until it runs.
+  using AnswerHandler = std::function<void(PageAnswer)>;
+  void start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done);
+  // The same, awaited.
   boost::asio::awaitable<PageAnswer> request(PageCall::Kind kind, std::string name, std::string arguments_json);
   // The page answered call `id` (unknown ids are ignored: late answers to timed-out calls).
   void answer(const std::string& id, PageAnswer a);
@@ -104,8 +112,19 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   boost::asio::awaitable<ToolResult> call(std::string name, std::string arguments_json) override;
 
  private:
-  struct Pending;
+  struct Pending {
+    std::string id;
+    std::chrono::steady_clock::time_point deadline;
+    AnswerHandler done;
+  };
   void notify_changed();
+  // Ends every waiting call with `a` (the handlers may start new calls meanwhile).
+  void fail_all(const PageAnswer& a);
+  // One timer for the calls' deadlines, armed for the oldest call and never cancelled: an answer
+  // touches no timer (a cancel is a trip through the scheduler, and a poll of the reactor, per call).
+  // When it fires it ends the calls past their deadline and is armed for the oldest left.
+  void arm_deadline();
+  void expire();
 
   boost::asio::any_io_executor ex_;
   std::chrono::milliseconds call_timeout_;
@@ -115,7 +134,11 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   std::vector<Declared> tools_;
   std::vector<ResourceSpec> resources_;
   std::vector<PromptSpec> prompts_;
-  std::map<std::string, std::shared_ptr<Pending>> pending_;
+  // In the order the calls started, which is their deadlines' order (one timeout for all); at most
+  // kMaxPendingCalls, so a search is a short walk.
+  std::vector<Pending> pending_;
+  boost::asio::steady_timer deadline_timer_;
+  bool deadline_armed_ = false;
   std::vector<std::function<bool()>> changed_;
   std::uint64_t next_call_ = 1;
   // A call's id is "c<n>-<salt>": unique in the session by its number, and unlike another session's

@@ -54,6 +54,11 @@ class BodyWriter {
   virtual bool ready_now() const { return false; }
   virtual bool write_now(std::string) { return false; }
   virtual boost::asio::awaitable<bool> flush() { co_return true; }
+  // write_last without waiting, made by whoever has the answer while the coroutine is parked (an MCP
+  // answer, written as the page's answer is read). True when it took `data` (moved from it): sent
+  // whole, or the rest held for flush(), which then says whether all of it went. False when it can't
+  // be made now (a write in flight, or the end already written): `data` is left for write_last.
+  virtual bool write_last_now(std::string&) { return false; }
 };
 
 // A WebSocket after the upgrade: text messages in and out. read() returns nullopt once the socket

@@ -253,6 +253,87 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     sock.destroy();
   });
 
+  it('the answer goes out as the page\'s is read: 12 MB to a client that reads late arrive whole on a kept connection; a client gone before the answer costs nothing', async () => {
+    const big = 'x'.repeat(12 * 1024 * 1024);  // more than loopback's socket buffers take at once
+    let release;
+    const held = new Promise((r) => (release = r));
+    let asked = false;
+    const { eng, token } = await setup({
+      handler: async (m) => {
+        if (m.arguments.query === 'hold') {
+          asked = true;
+          await held;
+          return 'late';
+        }
+        return m.arguments.query === 'big' ? big : `ok ${m.arguments.query}`;
+      },
+    });
+    const post = (sock, id, query) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'lookup', arguments: { query } } });
+      sock.write(`POST /webmcp/mcp HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nAuthorization: Bearer ${token}\r\n` +
+        `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    };
+    // The answer's event out of a chunked body; null until the body's end has come.
+    const eventOf = (raw) => {
+      const at = raw.indexOf('\r\n\r\n');
+      if (at < 0) return null;
+      let rest = raw.slice(at + 4);
+      let out = '';
+      for (;;) {
+        const eol = rest.indexOf('\r\n');
+        if (eol < 0) return null;
+        const size = parseInt(rest.slice(0, eol), 16);
+        if (size === 0) return rest.slice(eol + 2) === '\r\n' ? out : null;
+        if (rest.length < eol + 2 + size + 2) return null;
+        out += rest.slice(eol + 2, eol + 2 + size);
+        rest = rest.slice(eol + 2 + size + 2);
+      }
+    };
+
+    // A client that reads nothing while its answer is written: the socket takes part of it at once,
+    // the request's coroutine sends the rest.
+    const sock = net.connect(eng.port, '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    let buf = '';
+    let closed = false;
+    sock.setEncoding('latin1').on('data', (d) => (buf += d)).on('close', () => (closed = true));
+    sock.pause();
+    post(sock, 1, 'big');
+    await sleep(400);
+    sock.resume();
+    assert.ok(await poll(() => eventOf(buf) !== null, { timeoutMs: 10000, intervalMs: 20 }), `no whole answer: ${buf.length} bytes`);
+    const event = eventOf(buf);
+    assert.match(event, /^event: message\ndata: /);
+    const answer = JSON.parse(event.slice('event: message\ndata: '.length));
+    assert.equal(answer.id, 1);
+    assert.equal(answer.result.content[0].text, big);
+    buf = '';
+    post(sock, 2, 'next');
+    assert.ok(await poll(() => eventOf(buf) !== null, { timeoutMs: 5000, intervalMs: 10 }), `no answer to the next call: ${buf}`);
+    assert.match(eventOf(buf), /"id":2,"result":\{"content":\[\{"type":"text","text":"ok next"\}\]/);
+    assert.equal(closed, false);
+    sock.destroy();
+
+    // A client that leaves while the page thinks: the page's answer goes nowhere, and nothing else is hurt.
+    const gone = net.connect(eng.port, '127.0.0.1');
+    await new Promise((r) => gone.once('connect', r));
+    post(gone, 3, 'hold');
+    assert.ok(await poll(() => asked, { timeoutMs: 5000, intervalMs: 10 }), 'the page was never asked');
+    gone.destroy();
+    await sleep(100);
+    release();
+    await sleep(100);
+    const after = net.connect(eng.port, '127.0.0.1');
+    await new Promise((r) => after.once('connect', r));
+    let again = '';
+    after.setEncoding('latin1').on('data', (d) => (again += d));
+    post(after, 4, 'still here');
+    assert.ok(await poll(() => eventOf(again) !== null, { timeoutMs: 5000, intervalMs: 10 }), `no answer after the client left: ${again}`);
+    assert.match(eventOf(again), /"text":"ok still here"/);
+    after.destroy();
+    assert.equal((await request(eng, { path: '/health' })).status, 200);
+  });
+
   it('SSE vs JSON by Accept: a slow call answers event: message / data: <json-rpc> with SSE, plain JSON without', async () => {
     const { eng, token } = await setup({ handler: async (m) => { await sleep(1200); return `slow ${m.arguments.query}`; } });
     const s = await mcpSession(eng, token);

@@ -97,6 +97,84 @@ TEST(PageTools, ADroppedSocketFailsItsCallsAndANewOneReplacesTheOld) {
   EXPECT_FALSE(f.tools->channel_token_valid(f.tools->channel_token()));
 }
 
+namespace {
+// Starts a call whose handler records its answers (it must run once).
+std::shared_ptr<std::vector<core::PageAnswer>> start(core::PageTools& tools, std::string name = "lookup") {
+  auto got = std::make_shared<std::vector<core::PageAnswer>>();
+  tools.start(core::PageCall::Kind::tool, std::move(name), "{}", [got](core::PageAnswer a) { got->push_back(a); });
+  return got;
+}
+}  // namespace
+
+TEST(PageTools, TheAnswerHandlerRunsAsTheAnswerIsReadAndOnlyOnce) {
+  Fixture f;
+  auto link = std::make_shared<Link>();
+  f.tools->attach(link);
+  auto got = start(*f.tools);
+  ASSERT_EQ(link->calls.size(), 1u);
+  EXPECT_TRUE(got->empty());
+  f.tools->answer(link->calls[0].id, {core::PageAnswer::Status::answered, "found", "\"found\""});
+  ASSERT_EQ(got->size(), 1u);  // no run of the io_context between the answer and its handler
+  EXPECT_EQ((*got)[0].text, "found");
+  f.tools->answer(link->calls[0].id, {core::PageAnswer::Status::answered, "again", "\"again\""});
+  f.tools->answer("c999-unknown", {core::PageAnswer::Status::answered, "stray", "\"stray\""});
+  f.tools->detach(link.get());
+  f.tools->end();
+  f.ioc.run_for(150ms);
+  EXPECT_EQ(got->size(), 1u);
+}
+
+TEST(PageTools, CallsTimeOutInTheirOrderOnOneTimer) {
+  asio::io_context ioc;  // 1 s per call; margins of 300 ms or more either side of each deadline
+  auto tools = std::make_shared<core::PageTools>(ioc.get_executor(), 1000ms);
+  auto link = std::make_shared<Link>();
+  tools->attach(link);
+  auto first = start(*tools);
+  ioc.run_for(500ms);
+  auto second = start(*tools);
+  auto third = start(*tools);
+  tools->answer(link->calls[2].id, {core::PageAnswer::Status::answered, "on time", "\"on time\""});
+  ioc.restart();
+  ioc.run_for(700ms);  // 1.2 s: the first is over its time, the second (1.5 s) is not
+  ASSERT_EQ(first->size(), 1u);
+  EXPECT_EQ((*first)[0].status, core::PageAnswer::Status::timed_out);
+  EXPECT_TRUE(second->empty());
+  ioc.restart();
+  ioc.run_for(600ms);
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ((*second)[0].status, core::PageAnswer::Status::timed_out);
+  ASSERT_EQ(third->size(), 1u);
+  EXPECT_EQ((*third)[0].text, "on time");
+  // A late answer to a call that timed out is ignored; a call made when none waits gets the timer again.
+  tools->answer(link->calls[0].id, {core::PageAnswer::Status::answered, "late", "\"late\""});
+  EXPECT_EQ(first->size(), 1u);
+  auto fourth = start(*tools);
+  ioc.restart();
+  ioc.run_for(1300ms);
+  ASSERT_EQ(fourth->size(), 1u);
+  EXPECT_EQ((*fourth)[0].status, core::PageAnswer::Status::timed_out);
+}
+
+TEST(PageTools, AtMost64CallsWaitAndTheSessionsEndFailsThemAtOnce) {
+  Fixture f;
+  auto link = std::make_shared<Link>();
+  f.tools->attach(link);
+  std::vector<std::shared_ptr<std::vector<core::PageAnswer>>> waiting;
+  for (std::size_t i = 0; i < core::kMaxPendingCalls; ++i) waiting.push_back(start(*f.tools));
+  auto refused = start(*f.tools);
+  ASSERT_EQ(refused->size(), 1u);  // before start() returned
+  EXPECT_EQ((*refused)[0].text, "Too many calls are waiting for the page");
+  EXPECT_EQ(link->calls.size(), core::kMaxPendingCalls);
+  f.tools->end();
+  for (auto& w : waiting) {
+    ASSERT_EQ(w->size(), 1u);
+    EXPECT_EQ((*w)[0].status, core::PageAnswer::Status::ended);
+  }
+  auto after = start(*f.tools);
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_EQ((*after)[0].status, core::PageAnswer::Status::ended);
+}
+
 TEST(WebMcpCodec, RegisterAcceptsTheBlobOrTheInnerToken) {
   std::string blob = core::base64(R"({"server":"ws://127.0.0.1:1","token":"inner-secret"})");
   EXPECT_EQ(*web::parse_register(R"({"type":"register","token":")" + blob + "\"}"), "inner-secret");

@@ -1,8 +1,6 @@
 #include "adapters/mcp_server/endpoint.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
@@ -67,56 +65,78 @@ bool accepts_sse(const http::Request& req) {
   return accept && accept->find("text/event-stream") != std::string_view::npos;
 }
 
-// Waits for `work` to finish, writing a keep-alive every `every` so clients and proxies don't give
-// up on a call the visitor is still answering in the page.
-asio::awaitable<void> with_keep_alive(http::BodyWriter& w, std::chrono::milliseconds every, std::string beat,
-                                      std::shared_ptr<std::optional<std::string>> done,
-                                      std::shared_ptr<asio::steady_timer> signal) {
-  while (!*done) {
-    signal->expires_after(every);
-    co_await signal->async_wait(asio::as_tuple(asio::use_awaitable));
-    if (*done) break;
-    // A co_await never goes inside && or ?: here: GCC 12 miscompiles it.
-    const bool written = co_await w.write(beat);
-    if (!written) co_return;
-  }
-}
-
-// Asks the page and leaves the JSON-RPC answer's text in *done. `id` is the request's id as JSON text.
-asio::awaitable<void> ask_page(std::shared_ptr<core::PageTools> page, core::PageCall::Kind kind, NamedCall call,
-                               std::string id, std::shared_ptr<std::optional<std::string>> done,
-                               std::shared_ptr<asio::steady_timer> signal) {
-  auto a = co_await page->request(kind, call.name, call.arguments_json);
+// The JSON-RPC answer to a call, from the page's answer. `id` is the request's id as JSON text.
+std::string answer_text(core::PageCall::Kind kind, const std::string& name, const std::string& id,
+                        const core::PageAnswer& a) {
   if (a.status != core::PageAnswer::Status::answered)
-    *done = rpc_error_text(id, a.status == core::PageAnswer::Status::not_connected ? kNotConnected : kPageError, a.text);
-  else if (kind == core::PageCall::Kind::tool) *done = rpc_result_text(id, tool_result(a));
-  else if (kind == core::PageCall::Kind::resource) *done = rpc_result_text(id, resource_result(call.name, a));
-  else *done = rpc_result_text(id, prompt_result(a));
-  signal->cancel();
+    return rpc_error_text(id, a.status == core::PageAnswer::Status::not_connected ? kNotConnected : kPageError, a.text);
+  if (kind == core::PageCall::Kind::tool) return rpc_result_text(id, tool_result(a));
+  if (kind == core::PageCall::Kind::resource) return rpc_result_text(id, resource_result(name, a));
+  return rpc_result_text(id, prompt_result(a));
 }
 
+// A call's answer, shared by the request's coroutine and the handler the page's answer runs.
+struct CallState {
+  explicit CallState(asio::any_io_executor ex) : signal(ex) {}
+  asio::steady_timer signal;           // the keep-alive's wait; cancelled when the answer is in
+  http::BodyWriter* writer = nullptr;  // while the request's coroutine waits on `signal`
+  bool answered = false;
+  bool sent = false;  // the writer took the answer from the handler
+  std::string body;   // else the answer, for the coroutine to write
+};
+
+// Runs as the page's answer is read: the answer goes to the client from there, in one write with
+// the body's end (and the head, if no keep-alive went first), when the socket is free. Waking the
+// request's coroutine to write it was two trips through the scheduler, each with a poll of the
+// reactor (bench scenario 4); the coroutine now only finishes the request.
+void on_answer(CallState& state, core::PageCall::Kind kind, const std::string& name, const std::string& id, bool sse,
+               const core::PageAnswer& a) {
+  std::string text = answer_text(kind, name, id, a);
+  if (sse) {
+    state.body.reserve(text.size() + 24);
+    state.body = "event: message\ndata: ";
+    state.body += text;
+    state.body += "\n\n";
+  } else {
+    state.body = std::move(text);
+  }
+  state.answered = true;
+  if (state.writer) state.sent = state.writer->write_last_now(state.body);
+  state.signal.cancel();
+}
+
+// Asks the page and answers the request, writing a keep-alive every `every` meanwhile so clients and
+// proxies don't give up on a call the visitor is still answering in the page.
 asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::PageTools> page,
                                     core::PageCall::Kind kind, NamedCall call, std::string id, bool sse,
                                     std::chrono::milliseconds every) {
-  auto ex = co_await asio::this_coro::executor;
-  auto done = std::make_shared<std::optional<std::string>>();
-  auto signal = std::make_shared<asio::steady_timer>(ex);
-  asio::co_spawn(ex, ask_page(page, kind, std::move(call), std::move(id), done, signal), asio::detached);
+  auto state = std::make_shared<CallState>(co_await asio::this_coro::executor);
+  state->writer = &w;
+  struct Release {  // the writer is this coroutine's caller's: never used once it returns
+    CallState& state;
+    ~Release() { state.writer = nullptr; }
+  } release{*state};
+  // The handler holds the state, not the page's tools (they keep the handler).
+  page->start(kind, call.name, std::move(call.arguments_json),
+              [state, kind, name = call.name, id, sse](core::PageAnswer a) {
+                on_answer(*state, kind, name, id, sse, a);
+              });
   // No ?: with temporaries in a coroutine (GCC 12 destroys them twice).
   std::string beat = "\n";
   if (sse) beat = ":\n\n";
-  co_await with_keep_alive(w, every, beat, done, signal);
-  if (!*done) co_return;  // the client went away
-  std::string body;
-  if (sse) {
-    body.reserve((*done)->size() + 24);
-    body = "event: message\ndata: ";
-    body += **done;
-    body += "\n\n";
-  } else {
-    body = std::move(**done);
+  while (!state->answered) {
+    state->signal.expires_after(every);
+    co_await state->signal.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (state->answered) break;
+    // A co_await never goes inside && or ?: here: GCC 12 miscompiles it.
+    const bool written = co_await w.write(beat);
+    if (!written) co_return;  // the client went away
   }
-  co_await w.write_last(std::move(body));
+  if (state->sent) {
+    co_await w.flush();
+    co_return;
+  }
+  co_await w.write_last(std::move(state->body));
 }
 
 // Tells the client when the page's tools change, until the session ends or the client leaves.
