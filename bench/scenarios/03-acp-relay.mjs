@@ -72,7 +72,10 @@ export default {
     // chunk, slower than any relay reads them, so every relay wakes every few chunks, and the C floor,
     // which does nothing but read, frame and write, spends 4.2–4.6 µs per chunk on those wakeups alone.
     { figure: 'beyond_floor_us', contender: 'engine', max: 3, text: 'CPU per chunk ≤ 3 µs beyond the C floor' },
-    { figure: 'cpu_us', contender: 'node', vs: 'engine', min: 4, text: '≥ 4× less CPU than the Node relay' },
+    // Changed from the totals' ratio (docs/PERFORMANCE.md says why): on the machine of the latest tables the
+    // C floor itself is only 3.1–3.9× below Node, so the totals asked the engine to beat the floor. As in
+    // scenario 2 (paced), a fraction: the engine's CPU beyond the floor at most a quarter of Node's.
+    { figure: 'beyond_floor_us', contender: 'engine', vs: 'node', max: 0.25, text: '≥ 4× less CPU than the Node relay (beyond the C floor: engine’s ≤ ¼ of Node’s)' },
   ],
   notes: 'tests/fakes/acp-agent.mjs many-chunks on CPU 1 (taskset in the agent command); relay on CPU 0; reader on CPU 1. ' +
     'CPU from schedstat of the relay process alone, prompt to turn_completed, per chunk; beyond the C floor = minus the floor\'s of the same round; ' +
