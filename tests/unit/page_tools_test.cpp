@@ -125,7 +125,7 @@ TEST(PageTools, TheAnswerHandlerRunsAsTheAnswerIsReadAndOnlyOnce) {
 }
 
 TEST(PageTools, CallsTimeOutInTheirOrderOnOneTimer) {
-  asio::io_context ioc;  // 1 s per call; margins of 300 ms or more either side of each deadline
+  asio::io_context ioc;  // 1 s per call; margins of 200 ms or more either side of each deadline
   auto tools = std::make_shared<core::PageTools>(ioc.get_executor(), 1000ms);
   auto link = std::make_shared<Link>();
   tools->attach(link);
