@@ -26,8 +26,10 @@ export function healthLocation(body) {
 
 /** The upstream block relayLocation names: nginx keeps connections to a server only when it is named in
  *  an `upstream` block with `keepalive`; a bare address in proxy_pass connects anew for every request. */
+const upstreamName = (upstreamPort) => `relay_${upstreamPort}`;  // the one name both blocks use
+
 export function relayUpstream(upstreamPort) {
-  return `upstream relay_${upstreamPort} {
+  return `upstream ${upstreamName(upstreamPort)} {
     server 127.0.0.1:${upstreamPort};
     keepalive 64;
   }`;
@@ -38,7 +40,7 @@ export function relayLocation(upstreamPort) {
   // relaying); HTTP/1.1 with an empty Connection header, to an upstream block with keepalive, keeps the
   // upstream connections alive (as the engine keeps its connections to a model server).
   return `location / {
-      proxy_pass http://relay_${upstreamPort};
+      proxy_pass http://${upstreamName(upstreamPort)};
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_buffering off;
