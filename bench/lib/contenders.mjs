@@ -20,7 +20,7 @@ import path from 'node:path';
 import { startEngine as e2eStartEngine } from '../../tests/e2e/lib/engine.mjs';
 import { startLoadEngine as e2eStartLoadEngine } from '../../tests/e2e/lib/load.mjs';
 import { BUILD, FLOORS, ROOT } from './env.mjs';
-import { healthLocation, relayLocation, relayUpstream, startNginx } from './nginx.mjs';
+import { healthLocation, relay, startNginx } from './nginx.mjs';
 import { CPU, freePort, pin, spawnPinned } from './proc.mjs';
 import { treePids } from './procfs.mjs';
 
@@ -54,7 +54,7 @@ export async function startNginxHealth(body) {
 
 export async function startNginxRelay(upstreamPort) {
   const port = await freePort();
-  return wrap(await startNginx({ buildDir: BUILD, name: `relay-${process.pid}-${++nginxCount}`, port, locations: [relayLocation(upstreamPort)], upstreams: [relayUpstream(upstreamPort)] }), 'nginx');
+  return wrap(await startNginx({ buildDir: BUILD, name: `relay-${process.pid}-${++nginxCount}`, port, ...relay(upstreamPort) }), 'nginx');
 }
 
 export async function startNodeHealth(body) {

@@ -4,9 +4,9 @@
 //
 // Scenarios pick what it serves with `locations`, built by the helpers below:
 //   healthLocation(body)            location = /health { return 200 '<body>'; }
-//   relayLocation(upstreamPort)     location / proxied to 127.0.0.1:<upstreamPort>, unbuffered,
-//                                   kept-alive upstream connections, as an SSE relay must be configured
-//                                   (pass relayUpstream(upstreamPort) as `upstreams` with it)
+//   relay(upstreamPort)             { locations, upstreams }: location / proxied to 127.0.0.1:<upstreamPort>,
+//                                   unbuffered, kept-alive upstream connections, as an SSE relay must be
+//                                   configured (spread into startNginx's options)
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,30 +24,31 @@ export function healthLocation(body) {
   return `location = /health {\n      default_type application/json;\n      return 200 ${quote(body)};\n    }`;
 }
 
-/** The upstream block relayLocation names: nginx keeps connections to a server only when it is named in
- *  an `upstream` block with `keepalive`; a bare address in proxy_pass connects anew for every request. */
-const upstreamName = (upstreamPort) => `relay_${upstreamPort}`;  // the one name both blocks use
-
-export function relayUpstream(upstreamPort) {
-  return `upstream ${upstreamName(upstreamPort)} {
+/**
+ * An SSE relay to 127.0.0.1:<upstreamPort>: the location and the upstream block it names, together
+ * because neither works alone. nginx keeps connections to a server only when it is named in an
+ * `upstream` block with `keepalive`; a bare address in proxy_pass connects anew for every request.
+ * proxy_buffering off: each chunk the upstream sends goes to the client at once (the issue's rule for
+ * relaying); HTTP/1.1 with an empty Connection header keeps the upstream connections alive (as the
+ * engine keeps its connections to a model server).
+ */
+export function relay(upstreamPort) {
+  const name = `relay_${upstreamPort}`;
+  return {
+    upstreams: [`upstream ${name} {
     server 127.0.0.1:${upstreamPort};
     keepalive 64;
-  }`;
-}
-
-export function relayLocation(upstreamPort) {
-  // proxy_buffering off: each chunk the upstream sends goes to the client at once (the issue's rule for
-  // relaying); HTTP/1.1 with an empty Connection header, to an upstream block with keepalive, keeps the
-  // upstream connections alive (as the engine keeps its connections to a model server).
-  return `location / {
-      proxy_pass http://${upstreamName(upstreamPort)};
+  }`],
+    locations: [`location / {
+      proxy_pass http://${name};
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_buffering off;
       proxy_cache off;
       proxy_read_timeout 1d;
       proxy_send_timeout 1d;
-    }`;
+    }`],
+  };
 }
 
 /** The whole nginx.conf for one server on 127.0.0.1:<port> with the given location blocks. */
