@@ -17,6 +17,20 @@ process.on('exit', () => {
   }
 });
 
+/** Calls `fn` with each line of a readable stream, as text without its newline. */
+function eachLine(stream, fn) {
+  let buf = '';
+  stream.setEncoding('utf8').on('data', (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      fn(line);
+    }
+  });
+}
+
 /** A free loopback port now (for servers that must be told a port, like nginx). */
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -52,17 +66,10 @@ export async function spawnPinned(cmd, args = [], { cpu = CPU.server, env, cwd, 
     r(h.exitInfo);
   }));
   proc.stderr.setEncoding('utf8').on('data', (d) => (h.stderr += d));
-  let buf = '';
   let onLine = () => {};
-  proc.stdout.setEncoding('utf8').on('data', (d) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      h.lines.push(line);
-      onLine(line);
-    }
+  eachLine(proc.stdout, (line) => {
+    h.lines.push(line);
+    onLine(line);
   });
   h.stop = async (signal = 'SIGTERM') => {
     if (!h.exitInfo) {
@@ -115,4 +122,35 @@ export function runPinned(cmd, args, { cpu, env, timeoutMs = 600000 } = {}) {
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * A client that runs one trial per line: `cmd args` pinned to `cpu`, each line written to its stdin
+ * answered by one line on its stdout (scenario 5's lean client). Returns {ask(line) → the answer line,
+ * stop()}; a client that exits fails the trials waiting on it.
+ */
+export function spawnLineClient(cmd, args, { cpu }) {
+  const proc = spawn('taskset', ['-c', String(cpu), cmd, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  live.add(proc);
+  const waiting = [];
+  let stderr = '';
+  proc.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  eachLine(proc.stdout, (line) => waiting.shift()?.resolve(line));
+  const closed = new Promise((r) => proc.on('close', (code) => {
+    live.delete(proc);
+    for (const w of waiting.splice(0)) w.reject(new Error(`${cmd} exited (${code}) ${stderr}`));
+    r();
+  }));
+  proc.stdin.on('error', () => {});  // an exited client: its trials fail above
+  return {
+    ask(line) {
+      const answer = new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+      proc.stdin.write(`${line}\n`);
+      return answer;
+    },
+    stop() {
+      proc.stdin.end();
+      return closed;
+    },
+  };
 }

@@ -1,10 +1,12 @@
 // Scenario 5: prepare → approve → first token, warm upstream. K times per round (100; 20 with --quick,
-// after 5 unmeasured), the time from sending a request to reading the first token of the answer:
-//   engine   a page's session prepared with its prompt and its event stream open; the clock starts
-//            as the approve is sent (a fresh connection, as a page's fetch) and stops at the first
-//            `chunk` read from the stream. The engine starts the llm:bench backend (GET /v1/models,
-//            "reach the server once", skipped here: the server answered another session's start
-//            within 30 s) and streams POST /v1/chat/completions on a kept connection.
+// after 5 unmeasured), the time from sending a request to reading the first token of the answer, timed
+// by a lean C client (bench/clients/firsttoken.c) on the server's CPU 0; the driver (Node, on CPU 1)
+// prepares and closes the engine's sessions, off the clock, 16 at a time (below):
+//   engine   a page's session prepared with its prompt; the client opens its event stream, then the
+//            clock starts as the approve is sent (a fresh connection, as a page's fetch) and stops at
+//            the first `chunk` read from the stream. The engine starts the llm:bench backend (GET
+//            /v1/models, "reach the server once", skipped here: the server answered another session's
+//            start within 30 s) and streams POST /v1/chat/completions on a kept connection.
 //   direct   the same chat request straight to the upstream (a fresh connection): the issue's
 //            comparison. Its rounds also time GET /v1/models then the chat request, the two requests
 //            the engine makes ("direct, models + chat"), to show what of the added time is that
@@ -15,69 +17,82 @@
 //            none of the engine's work (no session, no approve, no translation of the stream).
 //            For scale, not a target: "beyond nginx" is what the engine adds beyond those hops
 //   node     the Node relay's /llm (one upstream request), for scale
-// The client (the driver) runs on the server's CPU 0 while it times; the upstream on CPU 1 (both
-// direct and relayed requests cross CPUs once to reach it). "added" = p50 − direct p50 of the round.
+// The upstream runs on CPU 1 (both direct and relayed requests cross CPUs once to reach it). "added" =
+// p50 − direct p50 of the round. Until 2026-12-02 the driver itself was the client, on CPU 0, and
+// prepared each session just before its trial: its own handling of the approve's answer and the
+// stream's first events ran on the server's CPU while the token was on its way, and its prepare's
+// work on CPU 1 slowed the upstream's answer to the engine (to 2-3× its answer to nginx, in a perf
+// trace); both counted against the engine only (docs/PERFORMANCE.md, scenario 5).
 
+import path from 'node:path';
 import { startNginxRelay, startNodeRelay } from '../lib/contenders.mjs';
+import { CLIENTS } from '../lib/env.mjs';
+import { spawnLineClient } from '../lib/proc.mjs';
 import { summary } from '../lib/stats.mjs';
-import { chatBody, fire, nowUs, onCpu, openSession, readTokens, script, startLlmEngine, startOpenAiUpstream, within } from '../lib/tokens.mjs';
+import { chatBody, script, startLlmEngine, startOpenAiUpstream } from '../lib/tokens.mjs';
+import { sessionApi } from '../../tests/e2e/lib/sessions.mjs';
 
 const WARM = 5;
 const PROMPT = script({ count: 3 });
+// The engine's sessions are prepared this many at a time (4 sites × the engine's 4 live sessions per
+// site), their trials then run back to back, and they are closed before the next batch: between two
+// trials the driver only hands the client its next line, as it does for the other contenders.
+const SITES = 4;
+const BATCH = SITES * 4;
+const FIRSTTOKEN = path.join(CLIENTS, 'firsttoken');
 
-function chat(port) {
-  return readTokens(port, {
-    method: 'POST', path: '/v1/chat/completions', end: 'data: [DONE]',
-    headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' }, body: chatBody(PROMPT),
-  });
+/** One trial of the lean client: its µs, or a thrown error with its reason. */
+async function timed(client, line) {
+  const out = await client.ask(line);
+  if (out.startsWith('error')) throw new Error(`firsttoken ${line.split(' ')[0]}: ${out.slice(6)}`);
+  return Number(out);
 }
 
-async function firstToken(reader, t0, what) {
-  const out = await within(reader.done, 10000, what);
-  reader.close();
-  if (!out.firstAt) throw new Error(`${what}: no token (status ${out.status}, ${out.bytes} bytes)`);
-  return out.firstAt - t0;
+/** BATCH sessions prepared on the engine `srv` (not approved), for the next trials. */
+async function prepareSessions(srv) {
+  const out = [];
+  for (let j = 0; j < BATCH; j++) {
+    const site = srv.sites[j % srv.sites.length];
+    const api = sessionApi(srv, site);
+    const r = await api.prepare({ prompt: PROMPT });
+    if (r.status !== 201) throw new Error(`prepare: ${r.status} ${r.body}`);
+    out.push({ site, api, id: r.json.sessionId });
+  }
+  srv.used = [];
+  return out;
+}
+
+/** Closes the sessions the trials have used, freeing their sites' places for the next batch. */
+async function closeSessions(srv) {
+  for (const s of srv.used || []) await s.api.close(s.id).catch(() => {});
+  srv.used = [];
 }
 
 const trial = {
-  async direct(ctx) {
+  async direct(ctx, srv, i, client) {
     const port = ctx.state.upstream.port;
-    let t0 = nowUs();
-    const plain = await firstToken(chat(port), t0, 'direct');
-    t0 = nowUs();
-    const m = await fire(port, { method: 'GET', path: '/v1/models' });
-    if (m.status !== 200) throw new Error(`GET /v1/models: ${m.status}`);
-    const models = await firstToken(chat(port), t0, 'direct, models + chat');
-    return { first: plain, models };
+    return { first: await timed(client, `chat ${port}`), models: await timed(client, `models-chat ${port}`) };
   },
-  async engine(ctx, srv, i) {
-    const site = srv.sites[i % srv.sites.length];
-    const sess = await openSession(srv, site, { prompt: PROMPT });
-    try {
-      const t0 = nowUs();
-      const a = sess.post('approve');
-      const first = await firstToken(sess.reader, t0, 'engine');
-      const r = await a;
-      if (r.status !== 200) throw new Error(`approve: ${r.status} ${r.body}`);
-      return { first };
-    } finally {
-      sess.reader.close();
-      await sess.close();
+  async engine(ctx, srv, i, client) {
+    if (!srv.ready?.length) {
+      await closeSessions(srv);
+      srv.ready = await prepareSessions(srv);
     }
+    const s = srv.ready.shift();
+    srv.used.push(s);
+    return { first: await timed(client, `approve ${srv.port} ${s.id} ${s.site.origin} ${s.site.token}`) };
   },
-  async nginx(ctx, srv) {
-    const t0 = nowUs();
-    return { first: await firstToken(chat(srv.port), t0, 'nginx') };
+  async nginx(ctx, srv, i, client) {
+    return { first: await timed(client, `chat ${srv.port}`) };
   },
-  async node(ctx, srv) {
-    const t0 = nowUs();
-    return { first: await firstToken(readTokens(srv.port, { path: `/llm?prompt=${encodeURIComponent(PROMPT)}`, end: 'event: turn_completed' }), t0, 'node') };
+  async node(ctx, srv, i, client) {
+    return { first: await timed(client, `get ${srv.port} /llm?prompt=${encodeURIComponent(PROMPT)}`) };
   },
 };
 
 const start = {
   direct: async () => ({ stop: async () => {} }),
-  engine: (up) => startLlmEngine(up, { sites: 4 }),
+  engine: (up) => startLlmEngine(up, { sites: SITES }),
   nginx: (up) => startNginxRelay(up.port),
   node: (up) => startNodeRelay(up.port),
 };
@@ -98,9 +113,9 @@ export default {
   targets: [
     { figure: 'added_p50_us', contender: 'engine', max: 100, text: 'added ≤ 100 µs (approve → first token vs straight to the upstream)' },
   ],
-  notes: 'Client (driver) on CPU 0 with the server, upstream on CPU 1; fresh connection per request; ' +
-    'engine: approve sent with the stream already open, first `chunk` read; nginx keeps its upstream ' +
-    'connections, as the engine does. K trials per round, p50 over them.',
+  notes: 'Lean C client (bench/clients/firsttoken.c) on CPU 0 with the server, upstream on CPU 1; fresh ' +
+    'connection per request; engine: approve sent with the stream already open, first `chunk` read; nginx ' +
+    'keeps its upstream connections, as the engine does. K trials per round, p50 over them.',
 
   async setup(ctx) {
     return { upstream: await startOpenAiUpstream(), k: ctx.quick ? 20 : 100, direct: null, nginx: null };
@@ -112,14 +127,16 @@ export default {
   async round(contender, ctx) {
     const srv = await start[contender](ctx.state.upstream);
     try {
-      const rows = await onCpu(ctx.cpu.latencyClient, async () => {
-        const out = [];
+      const client = spawnLineClient(FIRSTTOKEN, [chatBody(PROMPT)], { cpu: ctx.cpu.latencyClient });
+      const rows = [];
+      try {
         for (let i = 0; i < WARM + ctx.state.k; i++) {
-          const r = await trial[contender](ctx, srv, i);
-          if (i >= WARM) out.push(r);
+          const r = await trial[contender](ctx, srv, i, client);
+          if (i >= WARM) rows.push(r);
         }
-        return out;
-      });
+      } finally {
+        await client.stop();
+      }
       const s = summary(rows.map((r) => r.first));
       const figures = { first_p50_us: s.p50, first_p90_us: s.p90 };
       if (contender === 'direct') {

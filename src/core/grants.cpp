@@ -21,10 +21,10 @@ bool GrantBook::token_valid(const std::string& origin, std::string_view token) {
   const Grant* g = find(origin);
   if (!g || token.empty()) {
     // Same work whether or not the origin has a grant, so timing says nothing about grants.
-    (void)constant_time_equal(sha256_hex(token), std::string(64, '0'));
+    (void)constant_time_equal(sha256_.hex(token), std::string(64, '0'));
     return false;
   }
-  if (!constant_time_equal(sha256_hex(token), g->token_hash)) return false;
+  if (!constant_time_equal(sha256_.hex(token), g->token_hash)) return false;
 
   auto now = std::chrono::steady_clock::now();
   auto it = last_touch_.find(origin);
@@ -50,7 +50,7 @@ boost::system::result<std::string, std::string> GrantBook::issue(const std::stri
   Grant g;
   g.origin = origin;
   g.app = app;
-  g.token_hash = sha256_hex(token);
+  g.token_hash = sha256_.hex(token);
   g.created_at = now_iso8601();
   g.needs = needs;
   Grant stored;

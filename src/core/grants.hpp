@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/needs.hpp"
+#include "core/random.hpp"
 
 namespace leuria::core {
 
@@ -80,6 +81,7 @@ class GrantBook {
   std::map<std::string, std::chrono::steady_clock::time_point> last_touch_;
   std::function<void(const std::string&)> revoked_;
   std::string last_save_error_;
+  Sha256 sha256_;  // every page request's token is hashed
 };
 
 }  // namespace leuria::core

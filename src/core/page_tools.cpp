@@ -19,8 +19,11 @@ bool valid_tool_name(std::string_view name) {
 }
 
 PageTools::PageTools(asio::any_io_executor ex, std::chrono::milliseconds call_timeout)
-    : ex_(ex), call_timeout_(call_timeout), channel_id_(random_base64url(16)),
-      channel_token_(random_base64url(kTokenBytes)), deadline_timer_(ex), call_salt_(random_base64url(6)) {}
+    : PageTools(std::move(ex), call_timeout, random_base64url({16, kTokenBytes, 6})) {}
+
+PageTools::PageTools(asio::any_io_executor ex, std::chrono::milliseconds call_timeout, std::vector<std::string> secrets)
+    : ex_(ex), call_timeout_(call_timeout), channel_id_(std::move(secrets[0])), channel_token_(std::move(secrets[1])),
+      deadline_timer_(ex), call_salt_(std::move(secrets[2])) {}
 
 // Waiting calls' handlers are dropped unrun: whoever waits on one holds this object, so only the
 // io_context's end gets here with calls waiting.

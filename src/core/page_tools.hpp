@@ -125,6 +125,8 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   // When it fires it ends the calls past their deadline and is armed for the oldest left.
   void arm_deadline();
   void expire();
+  // `secrets`: the channel's id, its token and the calls' salt, drawn together (core/random.hpp).
+  PageTools(boost::asio::any_io_executor ex, std::chrono::milliseconds call_timeout, std::vector<std::string> secrets);
 
   boost::asio::any_io_executor ex_;
   std::chrono::milliseconds call_timeout_;

@@ -54,10 +54,11 @@ boost::system::result<std::shared_ptr<Session>, SessionError> SessionBook::prepa
                             " live sessions. Close one first."};
   if (request.max_turns) request.max_turns = std::clamp(*request.max_turns, 1, 50);
   Session::Params p;
-  p.id = random_base64url(16);
+  auto secrets = random_base64url({16, kTokenBytes});
+  p.id = std::move(secrets[0]);
   p.origin = origin;
   p.created_at = now_iso8601();
-  p.registration_secret = random_base64url(kTokenBytes);
+  p.registration_secret = std::move(secrets[1]);
   p.ai = std::move(ai);
   p.request = std::move(request);
   p.mcp_url = mcp_url_;

@@ -63,6 +63,29 @@ TEST(LlmCodec, RequestsAndMessages) {
   EXPECT_EQ(llm::error_message(R"({"error":{"message":"model not found"}})"), "model not found");
 }
 
+// The body is written member by member (no object holding a copy of the conversation): the same
+// text a serialized object gave, escapes included, with and without tools.
+TEST(LlmCodec, RequestBodyIsTheObjectsText) {
+  json::array messages{llm::system_message("be \"brief\"\n"), llm::user_message({{core::PromptBlock::Type::text, "hi", {}, {}}})};
+  EXPECT_EQ(llm::request_body("m\"1", messages, {}, false),
+            json::serialize(json::object{{"model", "m\"1"}, {"messages", messages}, {"stream", true}}));
+  const std::vector<core::ToolSpec> tools{{"lookup", "Look", R"({"type":"object","properties":{"q":{"type":"string"}}})"},
+                                          {"echo", "Say", "not json"}};
+  json::array list;
+  for (auto& t : tools) {
+    json::value schema = json::object{{"type", "object"}, {"properties", json::object{}}};
+    if (t.name == "lookup") schema = json::parse(t.input_schema_json);
+    list.push_back(json::object{
+        {"type", "function"},
+        {"function", json::object{{"name", t.name}, {"description", t.description}, {"parameters", schema}}}});
+  }
+  EXPECT_EQ(llm::request_body("m", messages, tools, true),
+            json::serialize(json::object{{"model", "m"}, {"messages", messages}, {"stream", true}, {"tools", list},
+                                         {"tool_choice", "none"}}));
+  EXPECT_EQ(llm::request_body("m", messages, tools, false),
+            json::serialize(json::object{{"model", "m"}, {"messages", messages}, {"stream", true}, {"tools", list}}));
+}
+
 TEST(AcpCodec, ClaudeGetsItsBuiltinsTurnedOff) {
   acp_client::NewSessionParams p;
   p.cwd = "/tmp/x";
