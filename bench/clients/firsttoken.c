@@ -1,6 +1,6 @@
 // The lean client of scenario 5 (prepare → approve → first token): what is timed is the server, not the
 // client. The scenario's client shares CPU 0 with the server (a latency client's place). A Node client
-// there spent 400-600 µs of that CPU on the approve's answer and the stream's first events, while the
+// there ran about 700 µs on that CPU after the approve's answer and before it read the token, while the
 // model server was writing the token: the engine woke late to relay it, and the client read it later
 // still (a `perf` trace of the sched and syscall tracepoints; docs/PERFORMANCE.md, scenario 5). The
 // direct request and nginx's send the client nothing before the token, so that time counted against
