@@ -116,12 +116,7 @@ std::vector<std::string> random_base64url(std::initializer_list<std::size_t> siz
   return out;
 }
 
-std::string sha256_hex(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
-  return hex(digest, len);
-}
+std::string sha256_hex(std::string_view text) { return Sha256().hex(text); }
 
 Sha256::Sha256() = default;
 

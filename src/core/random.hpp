@@ -27,7 +27,7 @@ std::string base64(std::string_view bytes);
 // Decodes standard or url-safe base64, padded or not; nullopt when it isn't base64.
 std::optional<std::string> base64_decode(std::string_view text);
 
-// Lower-case hex SHA-256 of the text, for a caller that hashes once in a while.
+// Lower-case hex SHA-256 of the text, once (a fresh Sha256, below).
 std::string sha256_hex(std::string_view text);
 
 // The same, for a caller that hashes on every request (the grant book: each page request's token).
