@@ -184,8 +184,8 @@ static int send_request(int fd, int port, const char *method, const char *path, 
   return write_full(fd, req, (size_t)n);
 }
 
-// A request on a fresh connection, read to its end. `t0`: when it started; returns the first token's
-// time (0 if none came), or -1 with `why` set.
+// A request on a fresh connection, read to its end. Returns when the first token was read (now_us();
+// 0 if none came and none was wanted), or -1 with `why` set.
 static double one_request(int port, const char *method, const char *path, const char *extra, const char *body,
                           int want_token, char *why, size_t why_len) {
   int fd = tcp_connect(port);
