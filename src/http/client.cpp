@@ -1,6 +1,7 @@
 #include "http/client.hpp"
 
 #include "http/read_deadline.hpp"
+#include "transport/drained_read.hpp"
 #include "transport/lookup.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -88,6 +89,16 @@ bool parse_buffered(Reading& r, beast::error_code& ec, HandOver&& hand_over) {
   return hand_over();
 }
 
+// A read of the body. On plain TCP it is drained (transport/drained_read.hpp; `fetch` asks the kernel
+// to count what remains): a model streams a read per token, and the read after each one found nothing
+// (bench scenario 7). Beast's stream adds nothing here: the body's deadline is `exchange`'s own.
+auto read_some(beast::tcp_stream& stream, asio::mutable_buffer space) {
+  return transport::async_read_drained(stream.socket(), space, asio::as_tuple(asio::use_awaitable));
+}
+auto read_some(beast::ssl_stream<beast::tcp_stream>& stream, asio::mutable_buffer space) {
+  return stream.async_read_some(space, asio::as_tuple(asio::use_awaitable));
+}
+
 template <class Stream>
 asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const std::string& request,
                                   const ClientRequest& spec, std::function<bool(std::string_view)>& on_data,
@@ -148,7 +159,7 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
     // A deadline that passed just as the last read completed cancelled nothing: only this read counts.
     silent = false;
     deadline.set(spec.read_timeout);
-    auto [rec, n] = co_await stream.async_read_some(r.buffer.prepare(kReadBytes), asio::as_tuple(asio::use_awaitable));
+    auto [rec, n] = co_await read_some(stream, r.buffer.prepare(kReadBytes));
     r.buffer.commit(n);
     if (rec == asio::error::eof) {
       // The end of a body that runs to the close, or a body cut short (the parser says which).
@@ -420,6 +431,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
           out.error = "Could not connect to " + where + ": " + cec.message();
           co_return out;
         }
+        transport::count_what_remains(stream->socket());  // lets the body's reads be drained
       } else if (abort) {
         abort->on_abort([&stream] { stream->socket().close(); });
       }

@@ -15,6 +15,7 @@
 #include "http/read_deadline.hpp"
 #include "http/request_head.hpp"
 #include "http/websocket.hpp"
+#include "transport/drained_read.hpp"
 
 namespace leuria::http {
 
@@ -336,7 +337,9 @@ asio::awaitable<Head> read_head(beast::tcp_stream& stream, beast::flat_buffer& b
     }
     if (bytes.size() >= limits.header_bytes) co_return Head{Head::Kind::too_large};
     const auto space = buffer.prepare(16 * 1024);
-    auto [ec, n] = co_await stream.async_read_some(space, asio::as_tuple(asio::use_awaitable));
+    // Drained: when the kernel says nothing remains, the next read waits for the client instead of
+    // trying first (the empty `recvmsg` that followed every request; transport/drained_read.hpp).
+    auto [ec, n] = co_await transport::async_read_drained(stream.socket(), space, asio::as_tuple(asio::use_awaitable));
     if (ec || slot.reclaimed()) co_return Head{Head::Kind::gone};
     buffer.commit(n);
     if (!started) {

@@ -1,5 +1,7 @@
 #include "transport/listener.hpp"
 
+#include "transport/drained_read.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -154,6 +156,7 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::size_t max_conne
     // (http/server.cpp write_streamed).
     boost::system::error_code ignored;
     socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+    count_what_remains(socket);  // the server's reads of a request's head are drained (drained_read.hpp)
     on_socket(std::move(socket), Slot(table));
   }
 }
