@@ -19,11 +19,13 @@
 // the FIN's event is then already taken. Without the count (the option not set, another kind of
 // socket) the read is Asio's rule: try again.
 //
-// The one case the count does not cover: a reset (RST) that is in the socket, behind the last bytes,
-// before the reactor reports them. The kernel counts a FIN but not a reset, so the next read waits
-// for its deadline and fails then, where Asio's would fail at once. A peer resets instead of closing
-// when it closes with input unread, or with SO_LINGER at 0; an HTTP client that does so has its
-// answer already, and a model server has read the engine's request before it answers.
+// The one case the count does not cover: a socket error (a reset, a retransmission or keep-alive
+// timeout) that is in the socket, behind the last bytes, before the reactor reports them. The kernel
+// counts a FIN but not an error, so the next read waits for its deadline and fails then, where
+// Asio's would fail at once. A peer resets instead of closing when it closes with input unread, or
+// with SO_LINGER at 0: an HTTP client that does so has had its answer; a model server (or a proxy)
+// that refuses a request unread matters only when its answer runs to the close, since an answer with
+// a length or chunks is whole before the next read.
 //
 // Where the specialization does not apply (another Asio, another reactor), `DrainedBuffer` is an
 // ordinary buffer sequence and the read is Asio's own.
