@@ -20,7 +20,7 @@ bool count_what_remains(boost::asio::ip::tcp::socket& socket) {
 #endif
 }
 
-#if BOOST_VERSION == 108100 && defined(BOOST_ASIO_HAS_EPOLL) && !defined(BOOST_ASIO_HAS_IO_URING_AS_DEFAULT)
+#if LEURIA_DRAINED_READ_SPECIALIZED
 namespace detail {
 
 Received receive(int socket, void* data, std::size_t size, int flags, bool stream, boost::system::error_code& ec,

@@ -34,6 +34,14 @@
 
 #include <cstddef>
 
+// Whether the specialization below is in: Asio 1.81 (the one whose read operation it mirrors) on its
+// epoll reactor. The source and the tests ask this one macro.
+#if BOOST_VERSION == 108100 && defined(BOOST_ASIO_HAS_EPOLL) && !defined(BOOST_ASIO_HAS_IO_URING_AS_DEFAULT)
+#define LEURIA_DRAINED_READ_SPECIALIZED 1
+#else
+#define LEURIA_DRAINED_READ_SPECIALIZED 0
+#endif
+
 namespace leuria::transport {
 
 // One buffer, as a buffer sequence of one: the marker that selects the drained read.
@@ -55,7 +63,7 @@ auto async_read_drained(boost::asio::ip::tcp::socket& socket, boost::asio::mutab
 
 }  // namespace leuria::transport
 
-#if BOOST_VERSION == 108100 && defined(BOOST_ASIO_HAS_EPOLL) && !defined(BOOST_ASIO_HAS_IO_URING_AS_DEFAULT)
+#if LEURIA_DRAINED_READ_SPECIALIZED
 #include <boost/asio/detail/reactive_socket_recv_op.hpp>
 
 namespace leuria::transport::detail {
