@@ -16,6 +16,8 @@ process.on('exit', () => {
     } catch {}
   }
 });
+// A driver stopped by a signal takes its contenders with it (the 'exit' handler above runs only on an exit).
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) process.on(signal, () => process.exit(code));
 
 /** Calls `fn` with each line of a readable stream, as text without its newline. */
 function eachLine(stream, fn) {
