@@ -49,21 +49,28 @@ export function closePayload(code, reason = '') {
   return Buffer.concat([b, Buffer.from(reason, 'utf8')]);
 }
 
+/** The head of the frame at `at` in `buf`: {len, off} (the payload's length and first byte), or null when cut short. */
+function frameHead(buf, at) {
+  if (buf.length - at < 2) return null;
+  let len = buf[at + 1] & 0x7f;
+  let off = at + 2;
+  if (len === 126) {
+    if (buf.length - off < 2) return null;
+    len = buf.readUInt16BE(off);
+    off += 2;
+  } else if (len === 127) {
+    if (buf.length - off < 8) return null;
+    len = Number(buf.readBigUInt64BE(off));
+    off += 8;
+  }
+  if (buf[at + 1] & 0x80) off += 4;  // a masked server frame is a bug the tests will see in `masked`
+  return { len, off };
+}
+
 /** How many bytes the frame at the start of `buf` takes whole, or 0 when even its head is not all there. */
 function frameSize(buf) {
-  if (buf.length < 2) return 0;
-  let len = buf[1] & 0x7f;
-  let off = 2;
-  if (len === 126) {
-    if (buf.length < 4) return 0;
-    len = buf.readUInt16BE(2);
-    off = 4;
-  } else if (len === 127) {
-    if (buf.length < 10) return 0;
-    len = Number(buf.readBigUInt64BE(2));
-    off = 10;
-  }
-  return off + (buf[1] & 0x80 ? 4 : 0) + len;
+  const h = frameHead(buf, 0);
+  return h ? h.off + h.len : 0;
 }
 
 /** Server frames (never masked) parsed from `buf`: {frames, rest}. */
@@ -71,24 +78,12 @@ function parseFrames(buf) {
   const frames = [];
   let at = 0;
   for (;;) {
-    if (buf.length - at < 2) break;
+    const h = frameHead(buf, at);
+    if (!h || buf.length - h.off < h.len) break;
     const b0 = buf[at];
     const b1 = buf[at + 1];
-    let len = b1 & 0x7f;
-    let off = at + 2;
-    if (len === 126) {
-      if (buf.length - off < 2) break;
-      len = buf.readUInt16BE(off);
-      off += 2;
-    } else if (len === 127) {
-      if (buf.length - off < 8) break;
-      len = Number(buf.readBigUInt64BE(off));
-      off += 8;
-    }
-    if (b1 & 0x80) off += 4;  // a masked server frame is a bug the tests will see in `masked`
-    if (buf.length - off < len) break;
-    frames.push({ fin: !!(b0 & 0x80), rsv: (b0 >> 4) & 7, opcode: b0 & 0x0f, masked: !!(b1 & 0x80), payload: buf.subarray(off, off + len) });
-    at = off + len;
+    frames.push({ fin: !!(b0 & 0x80), rsv: (b0 >> 4) & 7, opcode: b0 & 0x0f, masked: !!(b1 & 0x80), payload: buf.subarray(h.off, h.off + h.len) });
+    at = h.off + h.len;
   }
   return { frames, rest: buf.subarray(at) };
 }
