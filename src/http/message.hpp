@@ -49,10 +49,11 @@ class BodyWriter {
   }
   // A write that doesn't wait, made for a reader while its coroutine is parked (an event stream's
   // tokens, core::Subscriber's direct writer). ready_now(): one may be made now (no write in flight,
-  // nothing held back). write_now sends what the socket takes at once and holds the rest for flush();
-  // it returns whether all of it went (false too once the peer is gone: flush() then says so).
+  // nothing held back). write_now sends what the socket takes at once and holds (a copy of) the rest
+  // for flush(), so the caller keeps its buffer; it returns whether all of it went (false too once the
+  // peer is gone: flush() then says so).
   virtual bool ready_now() const { return false; }
-  virtual bool write_now(std::string) { return false; }
+  virtual bool write_now(std::string_view) { return false; }
   virtual boost::asio::awaitable<bool> flush() { co_return true; }
   // write_last without waiting, made by whoever has the answer while the coroutine is parked (an MCP
   // answer, written as the page's answer is read). True when it took `data` (moved from it): sent

@@ -166,9 +166,9 @@ class ChunkWriter final : public BodyWriter {
   bool ready_now() const override {
     return !failed_ && !ended_ && !sending_ && out_.empty() && stream_.socket().non_blocking();
   }
-  bool write_now(std::string data) override {
+  bool write_now(std::string_view data) override {
     if (data.empty()) return true;
-    frame(data);
+    frame_view(data);
     beast::error_code ec;
     const std::size_t done = write_at_once(stream_, out_, ec);
     if (ec) {
@@ -225,11 +225,14 @@ class ChunkWriter final : public BodyWriter {
   // instructions than the event they carry (callgrind). `data` is freed once framed: a slow reader's
   // write waits holding one copy, not two.
   void frame(std::string& data) {
+    frame_view(data);
+    std::string().swap(data);
+  }
+  void frame_view(std::string_view data) {
     char size[20];
     const char* end = std::to_chars(size, size + sizeof size, data.size(), 16).ptr;
     out_.reserve(out_.size() + static_cast<std::size_t>(end - size) + data.size() + 4);
     out_.append(size, static_cast<std::size_t>(end - size)).append("\r\n").append(data).append("\r\n");
-    std::string().swap(data);
   }
   asio::awaitable<bool> send() {
     std::string bytes;

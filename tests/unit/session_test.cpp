@@ -634,6 +634,27 @@ TEST(SessionEvents, ATextEventIsItsTextAsOneJsonLine) {
   }
 }
 
+// A stream encodes its tokens into one buffer it keeps: each event goes after what is there.
+TEST(SessionEvents, EventsAppendedToABufferFollowWhatItHeld) {
+  Fixture f;
+  auto s = f.prepare();
+  std::string buffer = "event: chunk\ndata: \"held\"\n\n";
+  std::string want = buffer;
+  core::Event chunk{K::chunk};
+  chunk.text = "a \"token\"";
+  core::Event tool{K::tool_call};
+  tool.tool_call.id = "call_1";
+  tool.tool_call.status = "in_progress";
+  for (const core::Event* e : {&chunk, &tool, &chunk}) {
+    web::append_sse(buffer, *e, *s, 8080);
+    want += web::encode_sse(*e, *s, 8080);
+  }
+  EXPECT_EQ(buffer, want);
+  buffer.clear();  // as the stream does before its next write: the capacity stays, the text goes
+  web::append_sse(buffer, chunk, *s, 8080);
+  EXPECT_EQ(buffer, web::encode_sse(chunk, *s, 8080));
+}
+
 TEST(Session, TheChunksOfOneReadReachADirectWriterInOneWrite) {
   Fixture f;
   f.factory.tune = [](ScriptedBackend& b) { b.delay = 10s; };

@@ -156,12 +156,11 @@ json::value event_data(const core::Event& e, const core::Session& s, std::uint16
 
 }  // namespace
 
-std::string encode_sse(const core::Event& e, const core::Session& s, std::uint16_t port) {
+void append_sse(std::string& out, const core::Event& e, const core::Session& s, std::uint16_t port) {
   // boost::json escapes control characters, so the data is always one line.
   using K = core::EventKind;
   const std::string_view name = event_name(e.kind);
-  std::string out;
-  out.reserve(name.size() + e.text.size() + 24);
+  out.reserve(out.size() + name.size() + e.text.size() + 24);
   out += "event: ";
   out += name;
   out += "\ndata: ";
@@ -176,6 +175,11 @@ std::string encode_sse(const core::Event& e, const core::Session& s, std::uint16
       out += json::serialize(event_data(e, s, port));
   }
   out += "\n\n";
+}
+
+std::string encode_sse(const core::Event& e, const core::Session& s, std::uint16_t port) {
+  std::string out;
+  append_sse(out, e, s, port);
   return out;
 }
 

@@ -30,6 +30,8 @@ boost::json::object encode_action(const core::Session& s);
 
 // One event, exactly "event: <name>\ndata: <one-line JSON>\n\n".
 std::string encode_sse(const core::Event& e, const core::Session& s, std::uint16_t port);
+// The same, appended to `out`: a stream's tokens are encoded into one buffer it keeps, not a string each.
+void append_sse(std::string& out, const core::Event& e, const core::Session& s, std::uint16_t port);
 
 http::Response session_error(const core::SessionError& e);
 
