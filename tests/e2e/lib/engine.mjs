@@ -229,11 +229,11 @@ export async function startEngine(opts = {}) {
 
 const SANITIZER_REPORT = /AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:/;
 
-/** Stop every engine started by this process that is still running. Use in `after` hooks. */
 // Two at a time, one per CPU of the machine CI runs on. Stopped all at once, a suite's engines (two dozen
 // ASan binaries in acp-backend.test.mjs, each ending its agents, then checked for leaks at exit) shared two
 // CPUs, and one of them once missed the 3 s each is given to stop: the deadline measured the machine, not
 // the engine. Every engine is stopped whatever another one's stop says; the first failure is thrown.
+/** Stop every engine started by this process that is still running. Use in `after` hooks. */
 export async function stopAll() {
   const queue = [...live];
   const errors = [];
