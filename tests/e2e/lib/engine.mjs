@@ -229,7 +229,7 @@ export async function startEngine(opts = {}) {
 
 const SANITIZER_REPORT = /AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:/;
 
-// Two at a time, one per CPU of the machine CI runs on. Stopped all at once, a suite's engines (two dozen
+// As many at a time as the machine has CPUs (two where CI runs). Stopped all at once, a suite's engines (two dozen
 // ASan binaries in acp-backend.test.mjs, each ending its agents, then checked for leaks at exit) shared two
 // CPUs, and one of them once missed the 3 s each is given to stop: the deadline measured the machine, not
 // the engine. Every engine is stopped whatever another one's stop says; the first failure is thrown.
@@ -246,7 +246,7 @@ export async function stopAll() {
       }
     }
   };
-  await Promise.all([worker(), worker()]);
+  await Promise.all(Array.from({ length: Math.max(1, os.availableParallelism()) }, worker));
   if (errors.length) throw errors[0];
 }
 
