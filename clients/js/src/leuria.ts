@@ -187,7 +187,9 @@ export function createLeuria(options: LeuriaOptions): Leuria {
     chooseInstead: (providerId: string | null) => {
       if (!registry.destroyed) registry.choose(providerId);
     },
-    detect: () => registry.detectAll(),
+    // By hand, after something the page knows changed (the visitor revoked the site in Leuria,
+    // say): a detect already in flight began before that, so one more runs after it.
+    detect: () => registry.detectAll(true),
     destroy,
   });
 }

@@ -125,8 +125,10 @@ export class Registry {
     }
   }
 
-  detectAll(): Promise<void> {
-    return Promise.all(this.#slots.map((slot) => this.detectOne(slot.provider.id))).then(() => undefined);
+  /** Detects every provider; `fresh` as in detectOne (a check by hand must not be answered by one
+   *  that began before it). */
+  detectAll(fresh = false): Promise<void> {
+    return Promise.all(this.#slots.map((slot) => this.detectOne(slot.provider.id, fresh))).then(() => undefined);
   }
 
   /** Detects one provider. A detect already in flight is joined; with `fresh`, one more runs after

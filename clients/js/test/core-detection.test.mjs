@@ -96,17 +96,38 @@ test("a detect that throws a ProviderError shows the error's plain words", async
   ai.destroy();
 });
 
-test('concurrent detects of one provider are not started twice', async () => {
+test('concurrent detects of one provider are not started twice; focus and the watch join the one in flight', async () => {
+  const gate = deferred();
+  const a = scripted({ id: 'a', detectGate: gate.promise });
+  const ai = createLeuria({ providers: [a], watchMs: 5 });
+  await tick();
+  fire('focus');
+  fire('focus');
+  await tick(20);
+  assert.equal(a.log.detects, 1, 'the detect at creation is still in flight');
+  document.visibilityState = 'hidden'; // the watch stops, so nothing new starts after it
+  gate.resolve();
+  await tick();
+  assert.equal(a.log.detects, 1);
+  assert.equal(a.log.maxDetectsInFlight, 1);
+  ai.destroy();
+});
+
+test('ai.detect() while a detect is in flight runs one more after it: the answer is never older than the call', async () => {
   const gate = deferred();
   const a = scripted({ id: 'a', detectGate: gate.promise });
   const ai = createLeuria({ providers: [a], watchMs: 0 });
+  await tick();
+  assert.equal(a.log.detects, 1, 'the detect at creation is in flight');
+  // The visitor revokes the site in Leuria while that detect is on its way; the page then checks.
+  a.set({ status: 'unavailable', detail: 'Revoked.' });
   const first = ai.detect();
-  fire('focus');
   const second = ai.detect();
   gate.resolve();
   await Promise.all([first, second]);
-  assert.equal(a.log.detects, 1);
+  assert.equal(a.log.detects, 2, 'both calls share the one detect after the one in flight');
   assert.equal(a.log.maxDetectsInFlight, 1);
+  assert.equal(ai.getState().providers[0].status, 'unavailable');
   ai.destroy();
 });
 
