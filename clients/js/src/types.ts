@@ -260,7 +260,8 @@ export interface Leuria {
   disconnect(providerId?: string): Promise<void>;
   /** Records the visitor's pick of another provider instead of their own AI, for this page. */
   chooseInstead(providerId: string | null): void;
-  /** Checks every provider again now. */
+  /** Checks every provider again now. A check already in flight began before the call, so one
+   *  more runs after it: the state it resolves with is never older than the call. */
   detect(): Promise<void>;
   destroy(): void;
 }
