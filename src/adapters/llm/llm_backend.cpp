@@ -39,7 +39,7 @@ LlmBackend::LlmBackend(asio::any_io_executor ex, core::ProviderDef provider, std
                        core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools,
                        std::chrono::milliseconds stall, std::shared_ptr<RecentServers> recent,
                        std::shared_ptr<http::ConnectionPool> pool)
-    : ex_(std::move(ex)), provider_(std::move(provider)), model_(std::move(model)), sink_(sink),
+    : sink_(sink), ex_(std::move(ex)), provider_(std::move(provider)), model_(std::move(model)),
       tools_(std::move(tools)), stall_(stall), recent_(std::move(recent)), pool_(std::move(pool)) {}
 
 std::optional<std::string> RecentServers::fresh(const std::string& key) const {
