@@ -47,7 +47,6 @@ class Flow {
     closed_ = true;
     changed_.cancel();
   }
-  bool closed() const { return closed_; }
 
  private:
   bool closed_ = false;
