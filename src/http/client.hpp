@@ -88,7 +88,9 @@ boost::system::result<std::string, std::string> request_text(std::string_view me
                                                               const std::vector<Header>& headers,
                                                               std::string_view body);
 
-// on_data: body pieces of a 2xx answer; return false to stop reading.
+// on_data: body pieces of a 2xx answer; return false to stop reading. Each attempt (a kept-alive
+// connection that turned out closed is retried on a new one) calls a copy of it, kept beside its reads:
+// keep what it collects outside it (a pointer or a reference), not in its own captures.
 boost::asio::awaitable<ClientResult> fetch(boost::asio::any_io_executor ex, ClientRequest req,
                                            std::function<bool(std::string_view)> on_data = {},
                                            std::shared_ptr<Abort> abort = {});

@@ -48,12 +48,13 @@ class BodyWriter {
     co_return ok;
   }
   // A write that doesn't wait, made for a reader while its coroutine is parked (an event stream's
-  // tokens, core::Subscriber's direct writer). ready_now(): one may be made now (no write in flight,
-  // nothing held back). write_now sends what the socket takes at once and holds (a copy of) the rest
-  // for flush(), so the caller keeps its buffer; it returns whether all of it went (false too once the
-  // peer is gone: flush() then says so).
-  virtual bool ready_now() const { return false; }
-  virtual bool write_now(std::string_view) { return false; }
+  // tokens, core::Subscriber's direct writer), built in the writer's own buffer. begin_now() gives
+  // that buffer to append the piece of the body to, or null when no such write can be made now (a
+  // write in flight, something held back). end_now() then sends what was appended: what the socket
+  // takes at once, the rest held for flush(). It returns whether all of it went (false too once the
+  // peer is gone: flush() then says so). Nothing else is written between the two.
+  virtual std::string* begin_now() { return nullptr; }
+  virtual bool end_now() { return false; }
   virtual boost::asio::awaitable<bool> flush() { co_return true; }
   // write_last without waiting, made by whoever has the answer while the coroutine is parked (an MCP
   // answer, written as the page's answer is read). True when it took `data` (moved from it): sent

@@ -156,24 +156,33 @@ json::value event_data(const core::Event& e, const core::Session& s, std::uint16
 
 }  // namespace
 
-void append_sse(std::string& out, const core::Event& e, const core::Session& s, std::uint16_t port) {
-  // boost::json escapes control characters, so the data is always one line.
+namespace {
+
+bool is_text_event(core::EventKind k) {
   using K = core::EventKind;
+  return k == K::chunk || k == K::thought || k == K::log || k == K::failed;
+}
+
+}  // namespace
+
+void append_text_sse(std::string& out, const core::Event& e) {
+  // boost::json escapes control characters, so the data is always one line.
   const std::string_view name = event_name(e.kind);
   out.reserve(out.size() + name.size() + e.text.size() + 24);
   out += "event: ";
   out += name;
   out += "\ndata: ";
-  switch (e.kind) {
-    case K::chunk:
-    case K::thought:
-    case K::log:
-    case K::failed:
-      jsonio::append_string(out, e.text);
-      break;
-    default:
-      out += json::serialize(event_data(e, s, port));
-  }
+  jsonio::append_string(out, e.text);
+  out += "\n\n";
+}
+
+void append_sse(std::string& out, const core::Event& e, const core::Session& s, std::uint16_t port) {
+  if (is_text_event(e.kind)) return append_text_sse(out, e);
+  const std::string_view name = event_name(e.kind);
+  out += "event: ";
+  out += name;
+  out += "\ndata: ";
+  out += json::serialize(event_data(e, s, port));
   out += "\n\n";
 }
 
