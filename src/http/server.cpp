@@ -165,7 +165,7 @@ class ChunkWriter final : public BodyWriter {
   }
   asio::awaitable<bool> write_last(std::string data) override {
     if (failed_ || ended_) co_return false;
-    frame(data);
+    if (!data.empty()) frame(data);  // an empty chunk would be a second last chunk
     out_ += "0\r\n\r\n";
     ended_ = true;
     const bool sent = co_await send();

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import {
   startFakeEngine, startEngine, startSessionTurn, stopAll, sessionApi, pairCli, local, web, poll, sleep, freshOrigin, rssKb,
+  rawSend,
 } from './helpers.mjs';
 import { startOpenAiServer } from '../fakes/openai-server.mjs';
 
@@ -278,6 +279,27 @@ describe('session stream', { timeout: 120000 }, () => {
       await s.waitForEnd(3000);
       assert.equal(s.raw, raw);
     }
+    // On the wire: the chunked body ends with one last chunk and nothing after it (a lenient client,
+    // such as Node's, does not mind bytes after the end of a body whose connection closes; a strict one does).
+    const { text, closed: gone } = await rawSend(eng,
+      `GET /session/${encodeURIComponent(closed)}/stream HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\n` +
+      `Origin: ${p.origin}\r\nAuthorization: Bearer ${p.token}\r\nAccept: text/event-stream\r\n\r\n`, { timeoutMs: 3000 });
+    assert.ok(gone, 'the engine closes the stream after its final event');
+    assert.match(text, /^HTTP\/1\.1 200 /);
+    let rest = text.slice(text.indexOf('\r\n\r\n') + 4);
+    let body = '';
+    for (;;) {
+      const m = /^([0-9a-f]+)\r\n/i.exec(rest);
+      assert.ok(m, `a chunk's size line, not ${JSON.stringify(rest.slice(0, 40))}`);
+      const n = parseInt(m[1], 16);
+      rest = rest.slice(m[0].length);
+      if (n === 0) break;
+      body += rest.slice(0, n);
+      assert.equal(rest.slice(n, n + 2), '\r\n', 'a chunk ends with CRLF');
+      rest = rest.slice(n + 2);
+    }
+    assert.equal(rest, '\r\n', 'nothing after the last chunk');
+    assert.equal(body, 'event: completed\ndata: null\n\n');
   });
 
   it('a reader that stops reading pauses the agent; at the write deadline it is disconnected and the turn goes on', async () => {

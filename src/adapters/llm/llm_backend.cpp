@@ -31,6 +31,7 @@ struct LlmBackend::Step {
   bool done = false;          // the [DONE] line came
   bool any_chunk = false;     // a `data:` line with a JSON chunk came
   bool finished = false;      // a chunk had a finish_reason
+  bool stop = false;          // stream_error or too_big is set: no more reads
   std::size_t bytes = 0;      // what the answer has added to our memory so far
   std::string line_buffer;
   std::string text;
@@ -139,8 +140,14 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
       step.finished = step.finished || d.finish_reason.has_value();
       step.bytes += d.content.size() + d.reasoning.size();
       for (auto& part : d.tool_calls) step.bytes += part.arguments.size() + part.name.value_or("").size();
-      if (step.bytes > kMaxAnswer) step.too_big = display() + "'s answer grew past 32 MB, so it was cut off.";
-      if (d.error) step.stream_error = *d.error;
+      if (step.bytes > kMaxAnswer) {
+        step.too_big = display() + "'s answer grew past 32 MB, so it was cut off.";
+        step.stop = true;
+      }
+      if (d.error) {
+        step.stream_error = *d.error;
+        step.stop = true;
+      }
       if (!d.reasoning.empty()) sink_.on_thought(d.reasoning);
       if (!d.content.empty()) {
         step.text += d.content;
@@ -154,9 +161,11 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
       }
     }
     step.line_buffer.erase(0, start);
-    if (step.line_buffer.size() >= kMaxLine)
+    if (step.line_buffer.size() >= kMaxLine) {
       step.too_big = display() + " sent a line longer than 16 MB, so it was cut off.";
-    return !step.done && !step.stream_error && !step.too_big && !cancelled_;
+      step.stop = true;
+    }
+    return !step.done && !step.stop && !cancelled_;
   };
   auto res = co_await http::fetch(ex_, std::move(req), on_data, abort_);
   abort_.reset();
