@@ -92,15 +92,18 @@ std::string serialize(const Response& res, bool keep, unsigned version) {
   return out;
 }
 
-// One non-blocking write of `data`: how much the socket took now (0 when its buffer is full). `ec` is
-// set only for a real failure (the peer is gone). The socket must be in non-blocking mode.
-std::size_t write_at_once(beast::tcp_stream& stream, std::string_view data, beast::error_code& ec) {
-  const std::size_t done = stream.socket().write_some(asio::buffer(data.data(), data.size()), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) {
-    ec = {};
+// One non-blocking write of `data` on the socket's descriptor: how much the socket took now (0 when its
+// buffer is full). `ec` is set only for a real failure (the peer is gone). The socket must be in
+// non-blocking mode. A descriptor, not the stream: the ChunkWriter keeps its own, so a token's write
+// touches only the writer (bench scenario 7).
+std::size_t write_at_once(int fd, std::string_view data, beast::error_code& ec) {
+  for (;;) {
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) ec.assign(errno, boost::system::system_category());
     return 0;
   }
-  return ec ? 0 : done;
 }
 
 // Sends all of `data` (the only write in flight on the socket): at once when the socket's buffer
@@ -113,7 +116,7 @@ asio::awaitable<beast::error_code> send_all(beast::tcp_stream& stream, std::stri
   beast::error_code ec;
   std::size_t done = 0;
   if (stream.socket().non_blocking()) {
-    done = write_at_once(stream, data, ec);
+    done = write_at_once(stream.socket().native_handle(), data, ec);
     if (ec || done == data.size()) co_return ec;
   }
   stream.expires_after(timeout);
@@ -259,19 +262,16 @@ class ChunkWriter final : public BodyWriter {
     co_return !failed_;
   }
 
-  // One non-blocking send on the socket's descriptor, kept here: the writes that don't wait touch
-  // only this writer, not the stream's socket state (two more cold reads per token with 1,000
-  // streams, bench scenario 7). The descriptor stays valid while this writer lives: the socket is
-  // closed by its stream's destructor, after this writer's, or by a send() that timed out, which
-  // sets failed_ (and meanwhile sending_). How much went; failed_ set when the peer is gone.
+  // write_at_once on the descriptor kept here: the writes that don't wait touch only this writer, not
+  // the stream's socket state (two more cold reads per token with 1,000 streams, bench scenario 7). The
+  // descriptor stays valid while this writer lives: the socket is closed by its stream's destructor,
+  // after this writer's, or by a send() that timed out, which sets failed_ (and meanwhile sending_).
+  // How much went; failed_ set when the peer is gone.
   std::size_t send_at_once(std::string_view data) {
-    for (;;) {
-      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n >= 0) return static_cast<std::size_t>(n);
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) failed_ = true;
-      return 0;
-    }
+    beast::error_code ec;
+    const std::size_t done = write_at_once(fd_, data, ec);
+    if (ec) failed_ = true;
+    return done;
   }
 
   static constexpr std::size_t kKeptBuffer = 4096;
