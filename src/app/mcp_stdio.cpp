@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 
 #include <boost/json.hpp>
@@ -66,10 +67,12 @@ asio::awaitable<void> pump(asio::io_context& ioc, std::string url, std::string t
     req.body = line;
     req.read_timeout = std::chrono::seconds(700);  // a page may take its 10 minutes
     std::string body;
-    auto res = co_await http::fetch(ioc.get_executor(), req, [&](std::string_view piece) {
+    // Named, not a temporary in the co_await's arguments (GCC 12 coroutine rule).
+    std::function<bool(std::string_view)> on_data = [&body](std::string_view piece) {
       body.append(piece);
       return true;
-    });
+    };
+    auto res = co_await http::fetch(ioc.get_executor(), req, on_data);
     if (res.status / 100 != 2) {
       std::string what = res.error;
       if (res.status) what = "HTTP " + std::to_string(res.status);

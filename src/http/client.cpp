@@ -176,7 +176,9 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
         co_return o;
       }
     } else if (rec) {
-      out.error = silent ? "The server stopped answering" : "The answer broke off: " + rec.message();
+      // Plain if/else: GCC 12 mishandles class-type ?: temporaries inside coroutines.
+      if (silent) out.error = "The server stopped answering";
+      else out.error = "The answer broke off: " + rec.message();
       co_return o;
     }
   }

@@ -222,7 +222,8 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
       const std::string tool_name = std::string(core::kPageToolPrefix) + call.name;
       sink_.on_tool_call({call.id, call.name, "other", "in_progress", tool_name});
       // A named argument: GCC 12 destroys a conditional's temporary twice inside co_await.
-      std::string arguments = call.arguments.empty() ? std::string("{}") : call.arguments;
+      std::string arguments = call.arguments;  // no class-type ?: in a coroutine (GCC 12)
+      if (arguments.empty()) arguments = "{}";
       auto result = co_await tools_->call(call.name, std::move(arguments));
       if (cancelled_ || shut_down_) co_return abandon({core::TurnOutcome::End::cancelled, {}});
       sink_.on_tool_call({call.id, call.name, "other", result.is_error ? "failed" : "completed", tool_name});
