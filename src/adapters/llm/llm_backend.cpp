@@ -221,8 +221,9 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
     for (auto& call : calls) {
       const std::string tool_name = std::string(core::kPageToolPrefix) + call.name;
       sink_.on_tool_call({call.id, call.name, "other", "in_progress", tool_name});
-      // A named argument: GCC 12 destroys a conditional's temporary twice inside co_await.
-      std::string arguments = call.arguments;  // no class-type ?: in a coroutine (GCC 12)
+      // A named argument, set by an if rather than ?: (GCC 12 mishandles a class-type conditional's
+      // temporaries inside coroutines).
+      std::string arguments = call.arguments;
       if (arguments.empty()) arguments = "{}";
       auto result = co_await tools_->call(call.name, std::move(arguments));
       if (cancelled_ || shut_down_) co_return abandon({core::TurnOutcome::End::cancelled, {}});
