@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema, EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   startFakeEngine, stopAll, sessionApi, pairCli, freshOrigin, sleep, request, openStream, cleanEnv, BIN,
-  PageChannel, mcpUrl, mcpPost, mcpSession, parseMcpBody, poll,
+  PageChannel, mcpUrl, mcpPost, mcpSession, parseMcpBody, poll, readChunks,
 } from './helpers.mjs';
 
 const LOOKUP = {
@@ -277,17 +277,8 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     const eventOf = (raw) => {
       const at = raw.indexOf('\r\n\r\n');
       if (at < 0) return null;
-      let rest = raw.slice(at + 4);
-      let out = '';
-      for (;;) {
-        const eol = rest.indexOf('\r\n');
-        if (eol < 0) return null;
-        const size = parseInt(rest.slice(0, eol), 16);
-        if (size === 0) return rest.slice(eol + 2) === '\r\n' ? out : null;
-        if (rest.length < eol + 2 + size + 2) return null;
-        out += rest.slice(eol + 2, eol + 2 + size);
-        rest = rest.slice(eol + 2 + size + 2);
-      }
+      const chunks = readChunks(raw.slice(at + 4));
+      return chunks.whole && chunks.after === '\r\n' ? chunks.body : null;
     };
 
     // A client that reads nothing while its answer is written: the socket takes part of it at once,

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
-  ROOT, makeHome, startEngine, stopAll, fakeAgentConfig, readFakeLog, startSessionTurn, poll, sleep, rawSend, rssKb,
+  ROOT, makeHome, startEngine, stopAll, fakeAgentConfig, readFakeLog, startSessionTurn, poll, sleep, rawSend, rssKb, readChunks,
 } from './helpers.mjs';
 import { assertNoLeftovers, assertServes, childrenOf, fdCount } from './lib/proc.mjs';
 
@@ -148,7 +148,8 @@ describe('misbehaving agents', { timeout: 300000 }, () => {
     assert.ok(logs.some((l) => l.startsWith('stderr: ') && l.endsWith(' end')), JSON.stringify(logs));
     const got = await raw;
     assert.ok(!got.timedOut, `the raw reader saw no turn_completed: ${got.text.slice(-500)}`);
-    new TextDecoder('utf-8', { fatal: true }).decode(dechunk(Buffer.from(got.text, 'latin1'))); // throws on invalid UTF-8
+    const bytes = Buffer.from(got.text, 'latin1');
+    new TextDecoder('utf-8', { fatal: true }).decode(readChunks(bytes.subarray(bytes.indexOf('\r\n\r\n') + 4)).body); // throws on invalid UTF-8
     assert.equal((await s.api.get(s.id)).json.status, 'idle');
     assert.equal((await s.api.close(s.id)).status, 200);
     await s.stream.waitForEnd();
@@ -239,18 +240,3 @@ describe('misbehaving agents', { timeout: 300000 }, () => {
     await assertCleanAndServing(s.agent);
   });
 });
-
-/** The body of a chunked HTTP response (`raw` holds the head too). */
-function dechunk(raw) {
-  let off = raw.indexOf('\r\n\r\n') + 4;
-  const parts = [];
-  for (;;) {
-    const e = raw.indexOf('\r\n', off);
-    if (e < 0) break;
-    const size = parseInt(raw.subarray(off, e).toString('latin1'), 16);
-    if (!(size > 0) || raw.length < e + 2 + size) break;
-    parts.push(raw.subarray(e + 2, e + 2 + size));
-    off = e + 2 + size + 2;
-  }
-  return Buffer.concat(parts);
-}

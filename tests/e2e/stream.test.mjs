@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import {
   startFakeEngine, startEngine, startSessionTurn, stopAll, sessionApi, pairCli, local, web, poll, sleep, freshOrigin, rssKb,
-  rawSend,
+  rawSend, readChunks,
 } from './helpers.mjs';
 import { startOpenAiServer } from '../fakes/openai-server.mjs';
 
@@ -286,20 +286,10 @@ describe('session stream', { timeout: 120000 }, () => {
       `Origin: ${p.origin}\r\nAuthorization: Bearer ${p.token}\r\nAccept: text/event-stream\r\n\r\n`, { timeoutMs: 3000 });
     assert.ok(gone, 'the engine closes the stream after its final event');
     assert.match(text, /^HTTP\/1\.1 200 /);
-    let rest = text.slice(text.indexOf('\r\n\r\n') + 4);
-    let body = '';
-    for (;;) {
-      const m = /^([0-9a-f]+)\r\n/i.exec(rest);
-      assert.ok(m, `a chunk's size line, not ${JSON.stringify(rest.slice(0, 40))}`);
-      const n = parseInt(m[1], 16);
-      rest = rest.slice(m[0].length);
-      if (n === 0) break;
-      body += rest.slice(0, n);
-      assert.equal(rest.slice(n, n + 2), '\r\n', 'a chunk ends with CRLF');
-      rest = rest.slice(n + 2);
-    }
-    assert.equal(rest, '\r\n', 'nothing after the last chunk');
-    assert.equal(body, 'event: completed\ndata: null\n\n');
+    const chunks = readChunks(text.slice(text.indexOf('\r\n\r\n') + 4));  // throws on a bad size line or chunk end
+    assert.ok(chunks.whole, 'the body ends with its last chunk');
+    assert.equal(chunks.after, '\r\n', 'nothing after the last chunk');
+    assert.equal(chunks.body, 'event: completed\ndata: null\n\n');
   });
 
   it('a reader that stops reading pauses the agent; at the write deadline it is disconnected and the turn goes on', async () => {

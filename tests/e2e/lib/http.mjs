@@ -89,6 +89,36 @@ export function admin(engine, p, { method, body, token = ADMIN_TOKEN, headers = 
 
 // ---------------------------------------------------------------- raw sockets
 
+/**
+ * The chunks of a chunked body, read from its first size line (`raw`: a Buffer, or a string of latin1
+ * bytes; the result's parts are of the same type). Returns {body, whole, after}: `body` joins the chunks
+ * that have come so far, `whole` is true once the last chunk (size 0) came, and `after` is what follows
+ * that chunk's size line ('\r\n' for a body that ends there, no trailers). A chunk whose data is still
+ * arriving is left out. Throws on a size line that is not hex and on a chunk whose data is not followed by CRLF.
+ */
+export function readChunks(raw) {
+  const isText = typeof raw === 'string';
+  const cut = (from, to) => (isText ? raw.slice(from, to) : raw.subarray(from, to));
+  const text = (from, to) => (isText ? raw.slice(from, to) : raw.subarray(from, to).toString('latin1'));
+  const parts = [];
+  const joined = () => (isText ? parts.join('') : Buffer.concat(parts));
+  let off = 0;
+  for (;;) {
+    const e = raw.indexOf('\r\n', off);
+    if (e < 0) return { body: joined(), whole: false, after: '' };
+    const line = text(off, e);
+    if (!/^[0-9a-f]+$/i.test(line)) throw new Error(`a chunk's size line, not ${JSON.stringify(text(off, off + 40))}`);
+    const size = parseInt(line, 16);
+    if (size === 0) return { body: joined(), whole: true, after: text(e + 2) };
+    const end = e + 2 + size;
+    if (raw.length < end) return { body: joined(), whole: false, after: '' };
+    parts.push(cut(e + 2, end));
+    if (raw.length < end + 2) return { body: joined(), whole: false, after: '' };
+    if (text(end, end + 2) !== '\r\n') throw new Error('a chunk not ended by CRLF');
+    off = end + 2;
+  }
+}
+
 function parseRawResponse(buf, closed) {
   const sep = buf.indexOf('\r\n\r\n');
   if (sep < 0) return null;
@@ -111,19 +141,9 @@ function parseRawResponse(buf, closed) {
     if (rest.length < n) return null;
     body = rest.subarray(0, n);
   } else if (/chunked/i.test(headers['transfer-encoding'] || '')) {
-    const parts = [];
-    let off = 0;
-    for (;;) {
-      const e = rest.indexOf('\r\n', off);
-      if (e < 0) return null;
-      const size = parseInt(rest.subarray(off, e).toString('latin1'), 16);
-      if (Number.isNaN(size)) throw new Error('bad chunk size');
-      if (size === 0) break;
-      if (rest.length < e + 2 + size + 2) return null;
-      parts.push(rest.subarray(e + 2, e + 2 + size));
-      off = e + 2 + size + 2;
-    }
-    body = Buffer.concat(parts);
+    const chunks = readChunks(rest);
+    if (!chunks.whole) return null;
+    body = chunks.body;
   } else if (Number(m[1]) === 204 || Number(m[1]) === 304) {
     body = Buffer.alloc(0);
   } else {
