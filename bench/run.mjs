@@ -93,7 +93,7 @@ async function runScenario(s, opts) {
     options: { rounds: opts.rounds, quick: opts.quick, bin: LEURIA_BIN, node: process.version, host: os.hostname() },
     raw, medians, errors,
   };
-  res.checked = checkTargets(s.targets, medians);
+  res.checked = checkTargets(s.targets, medians, raw);
   return res;
 }
 

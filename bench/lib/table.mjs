@@ -45,6 +45,11 @@ export function formatTable(res) {
       const bound = t.max != null ? `≤ ${t.max}` : `≥ ${t.min}`;
       const got = t.value == null ? '-' : t.vs ? ratio(t.value) : fmt(t.value);
       lines.push(`  ${mark}  ${t.text}  [${t.contender}${t.vs ? `/${t.vs}` : ''} ${t.figure} = ${got}, ${bound}]`);
+      // Round by round: how often the bound held in a round of its own (the noise a verdict stands on).
+      if (t.rounds?.length > 1) {
+        const each = t.rounds.map((v) => (t.vs ? v.toFixed(2) : fmt(v))).join(' ');
+        lines.push(`        rounds: ${each}  (the bound held in ${t.roundsWithin} of ${t.rounds.length})`);
+      }
     }
   }
   if (res.errors.length) lines.push(`errors (${res.errors.length}):`, ...res.errors.slice(0, 5).map((e) => `  ${e}`));
