@@ -6,7 +6,8 @@
 //   engine's own requests initialize (id 1), session/new (2) and session/prompt (3) waiting, their
 //   results decoded by adapters/acp_client/codec.cpp; the agent's requests are answered by the
 //   permission policy (core/permission.cpp) as acp_backend.cpp does, its notifications decoded by
-//   parse_update; and a line the text-chunk fast path (scan_text_update) reads, it reads as they do.
+//   parse_update; and a line the text-chunk fast path (scan_text_update) reads, it reads as they do,
+//   with its slot (kept from line to line) and without.
 // Checks: no exception leaves a door; MCP answers 200, 202 or 400, each a JSON-RPC 2.0 response
 // (one of result/error) whose id is the request's; a streamed answer is exactly one SSE "message"
 // event (or JSON after blank keep-alive lines) with the same; ACP sends only JSON-RPC 2.0 objects,
@@ -150,9 +151,14 @@ void acp(asio::io_context& ioc, const std::deque<std::string>& input) {
   conn->on_protocol_error([](std::string) {});
   for (int i = 1; i <= 3; ++i) asio::co_spawn(ioc, our_call(conn, &state, i), asio::detached);
   fuzz::drain(ioc);  // our three calls are out
+  acp_client::TextSlot slot;  // kept from line to line, as acp_backend.cpp keeps one per agent
   for (auto& line : input) {
-    // The fast path for text chunks (scan_text_update) must read a line exactly as the whole way.
+    // The fast path for text chunks (scan_text_update) must read a line exactly as the whole way,
+    // and read through the slot as without it.
     const auto fast = acp_client::scan_text_update(line);
+    const auto slotted = acp_client::scan_text_update(line, &slot);
+    check(slotted.has_value() == fast.has_value() && (!fast || (slotted->kind == fast->kind && slotted->text == fast->text)),
+          "a line read through the slot reads otherwise");
     last_update.reset();
     conn->receive(line);
     fuzz::drain(ioc);

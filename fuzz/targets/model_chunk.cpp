@@ -4,7 +4,9 @@
 // Checks (differential): the line reads exactly as the tree-building reference reads it
 // (tests/unit/chunk_reference.hpp): the same text, reasoning, finish reason, error and tool-call
 // parts, or nothing for both; and jsonio::scan accepts exactly what jsonio::read accepts, with the
-// same sentence when it refuses.
+// same sentence when it refuses. And through a slot (jsonio::StringSlot) learned from a server's
+// chunk, as llm_backend.cpp reads a stream: the input as the next chunk's text, and as the next
+// line, read as the reference reads them.
 #include <boost/json.hpp>
 
 #include "../../tests/unit/chunk_reference.hpp"
@@ -36,5 +38,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string line = "data: " + std::string(text);
   check(oracle::describe(llm::parse_stream_line(line)) == oracle::describe(oracle::reference_parse_stream_line(line)),
         "the chunk reader and the tree reading disagree");
+
+  static const std::string before = R"(data: {"id":"c","choices":[{"index":0,"delta":{"content":")";
+  static const std::string after = R"("},"finish_reason":null}]})";
+  jsonio::StringSlot slot;
+  llm::parse_stream_line(before + "first" + after, &slot);
+  check(slot.ready(), "a plain text chunk was not learned");
+  for (const std::string& next : {before + std::string(text) + after, line})
+    check(oracle::describe(llm::parse_stream_line(next, &slot)) == oracle::describe(oracle::reference_parse_stream_line(next)),
+          "a line read through the slot reads otherwise");
   return 0;
 }

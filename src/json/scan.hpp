@@ -16,6 +16,7 @@
 //     void string(const jsonio::Path&, std::string);  // a kept string, whole
 //     void integer(const jsonio::Path&, std::int64_t);
 //     void other(const jsonio::Path&);                // any other scalar (uint64 beyond int64, double, bool, null)
+//     void kept_at(const char*);                       // optional: called before string(), see on_string
 //   };
 //
 // A visitor's calls may be made for a text that is then refused: it must not act before scan()
@@ -98,13 +99,21 @@ class ScanHandler : public Path {
     if (!in_string_) {
       in_string_ = true;
       keep_ = v_.wants_string(*this);
+      first_ = s.data();
     }
     if (keep_) text_.append(s.data(), s.size());
     return true;
   }
   bool on_string(string_view s, std::size_t, error_code&) {
-    if (!in_string_) keep_ = v_.wants_string(*this);
+    if (!in_string_) {
+      keep_ = v_.wants_string(*this);
+      first_ = s.data();
+    }
     if (keep_) {
+      // A visitor may ask where the string begins (jsonio::StringSlot::learn): the parser's first
+      // view of it lies in the text when the string does not begin with an escape (the parser hands
+      // over the bytes before an escape as they lie, and what follows from a copy of its own).
+      if constexpr (requires(Visitor& v, const char* at) { v.kept_at(at); }) v_.kept_at(first_);
       if (text_.empty())
         v_.string(*this, std::string(s.data(), s.size()));
       else
@@ -199,6 +208,7 @@ class ScanHandler : public Path {
 
   Visitor& v_;
   std::string text_;
+  const char* first_ = nullptr;  // the first view of the string being read
   bool in_string_ = false;
   bool keep_ = false;
   bool in_key_ = false;

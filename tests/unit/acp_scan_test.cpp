@@ -102,3 +102,43 @@ TEST(AcpTextUpdateScan, NeverDisagreesWithTheWholeWayOnTwentyThousandMutations) 
   }
   EXPECT_GT(fast_taken, 250);  // the mutations reach the fast path, not only the fallback (382 with this seed)
 }
+
+// An agent's lines read with its slot (acp_backend.cpp keeps one per agent) read as they read
+// without one, and as the whole way does: chunk and thought lines, each with a new token's text,
+// other lines between them, and mutations. Chunk lines of a known shape with a plain string are read
+// through the slot.
+TEST(AcpTextUpdateScan, LinesReadThroughTheSlotReadAsTheWholeWay) {
+  const std::vector<std::pair<std::string, std::string>> shapes = {
+      {R"({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":")",
+       R"("}}}})"},
+      {R"({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":")",
+       R"("}}}})"},
+      {R"({"params":{"update":{"content":{"text":")", R"(","type":"text"},"sessionUpdate":"agent_message_chunk"},"sessionId":"s"},"method":"session/update"}  )"},
+  };
+  std::mt19937 rng(20261206);
+  const std::string alphabet = "{}[]\":,0123456789.-eE\\u tnrfalsenul\xc3\xa9\xff";
+  const std::vector<std::string> words = {"\"method\"", "\"params\"", "\"update\"", "\"content\"", "\"type\"", "\"text\"",
+                                          "\"id\"", "\"_meta\"", "[", "{", "}", "]", "null", "\"x\"", " "};
+  int lines = 0, through_slot = 0;
+  for (int agent = 0; agent < 400; ++agent) {
+    acp_client::TextSlot slot;
+    for (int i = 0; i < 50; ++i) {
+      const auto& [before, after] = shapes[(agent + i / 10) % shapes.size()];  // the shape changes now and then
+      std::string line;
+      switch (rng() % 8) {
+        case 0: line = kSlow[rng() % kSlow.size()]; break;
+        case 1: line = mutation::mutate(before + mutation::string_body(rng, true) + after, rng, alphabet, words); break;
+        default: line = before + mutation::string_body(rng, i % 3 != 0) + after; break;
+      }
+      std::string ignored;
+      through_slot += slot.text.match(line, ignored);
+      ++lines;
+      const auto with_slot = acp_client::scan_text_update(line, &slot);
+      ASSERT_EQ(describe(with_slot), describe(acp_client::scan_text_update(line))) << "agent " << agent << ": " << line;
+      if (with_slot) {
+        ASSERT_EQ(describe(with_slot), describe(whole_way(line))) << "agent " << agent << ": " << line;
+      }
+    }
+  }
+  EXPECT_GT(through_slot, lines / 4);  // 6,470 of 20,000 with this seed: the rest are other lines, bad or \u strings
+}

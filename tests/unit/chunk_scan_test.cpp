@@ -123,3 +123,54 @@ TEST(ChunkScan, AgreesWithTheTreeReadingOnTwentyThousandMutations) {
         << "mutation " << n << ": " << line;
   }
 }
+
+// A stream read with a slot (llm_backend.cpp keeps one per request) reads every line as it reads
+// without one, and as the tree reading does: the chunks servers write (the bench's upstream, a
+// llama.cpp-like one with usage and timings at the end), each line with a new token's text, and
+// mutations among them. The lines of a known shape with a plain string are read through the slot.
+TEST(ChunkScan, AStreamReadThroughItsSlotReadsAsTheTreeReading) {
+  const std::vector<std::pair<std::string, std::string>> shapes = {
+      {R"(data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764000000,"model":"bench","choices":[{"index":0,"delta":{"content":")",
+       R"("},"logprobs":null,"finish_reason":null}]})"},
+      {R"(data:{"choices":[{"finish_reason":null,"index":0,"delta":{"content":")",
+       R"("}}],"created":1764000000,"id":"chatcmpl-x","model":"qwen","system_fingerprint":"b1-abc","object":"chat.completion.chunk"})"},
+      {R"(data: {"choices":[{"delta":{"reasoning_content":null,"content":")", R"("}}]}   )"},
+  };
+  const std::vector<std::string> others = {
+      R"(data: {"choices":[{"delta":{"role":"assistant","content":""}}]})",
+      R"(data: {"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3},"timings":{"predicted_ms":1.5}})",
+      R"(data: {"choices":[{"delta":{"content":"x","reasoning":"r"}}]})",
+      R"(data: {"choices":[{"delta":{"content":"x"},"finish_reason":"length"}]})",
+      R"(data: {"choices":[{"delta":{"content":"x","tool_calls":[{"index":0,"id":"c","function":{"name":"f"}}]}}]})",
+      R"(data: {"error":{"message":"overloaded"}})",
+      ": keep-alive",
+      "data: [DONE]",
+  };
+  std::mt19937 rng(20261205);
+  const std::string alphabet = "{}[]\":,0123456789.-eE\\u tnrfalsenul\xc3\xa9\xff";
+  const std::vector<std::string> words = {"\"choices\"", "\"delta\"", "\"content\"", "\"finish_reason\"", "\"error\"",
+                                          "[", "{", "}", "]", "null", "\"x\"", " "};
+  int lines = 0, through_slot = 0;
+  for (int stream = 0; stream < 400; ++stream) {
+    jsonio::StringSlot slot;
+    const auto& [before, after] = shapes[stream % shapes.size()];
+    for (int i = 0; i < 50; ++i) {
+      std::string line;
+      switch (rng() % 8) {
+        case 0: line = others[rng() % others.size()]; break;
+        case 1: line = mutation::mutate(before + mutation::string_body(rng, true) + after, rng, alphabet, words); break;
+        default: line = before + mutation::string_body(rng, i % 3 != 0) + after; break;
+      }
+      std::string_view json = line;
+      if (json.starts_with("data:")) json.remove_prefix(5);
+      while (json.starts_with(' ')) json.remove_prefix(1);
+      std::string ignored;
+      through_slot += slot.match(json, ignored);
+      ++lines;
+      const std::string with_slot = oracle::describe(llm::parse_stream_line(line, &slot));
+      ASSERT_EQ(with_slot, oracle::describe(llm::parse_stream_line(line))) << "stream " << stream << ": " << line;
+      ASSERT_EQ(with_slot, oracle::describe(oracle::reference_parse_stream_line(line))) << "stream " << stream << ": " << line;
+    }
+  }
+  EXPECT_GT(through_slot, lines / 3);  // 8,552 of 20,000 with this seed: the rest are other lines, bad or \u strings
+}

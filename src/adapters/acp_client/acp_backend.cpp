@@ -82,7 +82,7 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
       b->sink_.begin_batch();
       b->batch_open_ = true;
     }
-    if (auto u = scan_text_update(line)) {
+    if (auto u = scan_text_update(line, &b->text_slot_)) {
       b->on_update(std::move(*u));
       return;
     }

@@ -67,6 +67,7 @@ class AcpBackend final : public core::AgentBackend, public std::enable_shared_fr
   boost::asio::steady_timer cancel_timer_;
   bool shut_down_ = false;
   bool batch_open_ = false;  // the sink's batch for the lines of one read (begun by its first line)
+  TextSlot text_slot_;       // the agent's last text chunk line, but for its text (scan_text_update)
   bool system_prompt_sent_ = false;
   std::map<std::string, std::string> tool_names_;  // toolCallId → the tool's name, for permissions
 };

@@ -177,6 +177,8 @@ struct TextUpdateReader {
   bool content_object = false;
   std::optional<std::string> method, kind, type, text;
   std::optional<std::string>* target = nullptr;
+  const char* kept_at_ = nullptr;  // where the string being kept begins, as scan saw it
+  const char* text_at = nullptr;   // text's (see jsonio::StringSlot::learn)
 
   static bool in_update(const Path& p) { return p.at(0, "params") && p.at(1, "update"); }
   static bool in_content(const Path& p) { return in_update(p) && p.at(2, "content"); }
@@ -212,7 +214,9 @@ struct TextUpdateReader {
     else if (p.depth() == 4 && in_content(p) && p.at(3, "text")) target = &text;
     return target != nullptr;
   }
+  void kept_at(const char* at) { kept_at_ = at; }
   void string(const Path&, std::string s) {
+    if (target == &text) text_at = kept_at_;
     if (target) *target = std::move(s);
     target = nullptr;
   }
@@ -222,7 +226,14 @@ struct TextUpdateReader {
 
 }  // namespace
 
-std::optional<Update> scan_text_update(std::string_view line) {
+std::optional<Update> scan_text_update(std::string_view line, TextSlot* slot) {
+  if (slot && slot->text.ready()) {
+    Update out;
+    if (slot->text.match(line, out.text)) {
+      out.kind = slot->kind;
+      return out;
+    }
+  }
   TextUpdateReader r;
   if (!jsonio::scan(line, r)) return std::nullopt;
   // A string value then overwritten by a non-string one can't happen: a repeated key is refused.
@@ -236,6 +247,8 @@ std::optional<Update> scan_text_update(std::string_view line) {
     out.kind = Update::Kind::thought;
   else
     return std::nullopt;
+  // Everything but the text decided this line's reading: another with only the text changed reads alike.
+  if (slot && r.text_at && slot->text.learn(line, r.text_at, *r.text)) slot->kind = out.kind;
   out.text = std::move(*r.text);
   return out;
 }

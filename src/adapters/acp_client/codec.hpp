@@ -11,6 +11,7 @@
 #include "core/backend.hpp"
 #include "core/events.hpp"
 #include "core/permission.hpp"
+#include "json/string_slot.hpp"
 
 namespace leuria::acp_client {
 
@@ -68,7 +69,15 @@ Update parse_update(const boost::json::value& params);
 // one per token. Any other line, including one that isn't JSON, gives nullopt and goes the whole
 // way (rpc::Connection, parse_update), which reads the chunk lines the same way: a unit test and a
 // fuzz target hold the two to the same answer.
-std::optional<Update> scan_text_update(std::string_view line);
+//
+// With `slot` (one per agent, kept from line to line): a text chunk's line is remembered but for
+// its text, and a line that differs from it only there is read without a parse (jsonio::StringSlot),
+// as it would be with one. An agent's chunk lines repeat everything but the token's text.
+struct TextSlot {
+  jsonio::StringSlot text;
+  Update::Kind kind = Update::Kind::none;  // of the remembered line
+};
+std::optional<Update> scan_text_update(std::string_view line, TextSlot* slot = nullptr);
 
 struct PermissionRequest {
   core::ToolCallInfo tool_call;

@@ -98,6 +98,8 @@ struct ChunkReader {
   bool part_ok = true;
   std::string* target = nullptr;  // where the string being read goes
   std::optional<std::string>* optional_target = nullptr;
+  const char* kept_at_ = nullptr;     // where the string being kept begins, as scan saw it
+  const char* content_at = nullptr;  // d.content's (see jsonio::StringSlot::learn)
 
   static bool in_first_choice(const Path& p) { return p.at(0, "choices") && p.at(1, std::size_t{0}); }
   static bool in_delta(const Path& p) { return in_first_choice(p) && p.at(2, "delta"); }
@@ -157,7 +159,9 @@ struct ChunkReader {
     value(p, Kind::string);
     return target || optional_target;
   }
+  void kept_at(const char* at) { kept_at_ = at; }
   void string(const Path&, std::string s) {
+    if (target == &d.content) content_at = kept_at_;
     if (target) *target = std::move(s);
     if (optional_target) *optional_target = std::move(s);
     target = nullptr;
@@ -177,7 +181,7 @@ struct ChunkReader {
 
 }  // namespace
 
-Line parse_stream_line(std::string_view line) {
+Line parse_stream_line(std::string_view line, jsonio::StringSlot* content_slot) {
   Line out;
   if (!line.starts_with("data:")) return out;
   line.remove_prefix(5);
@@ -185,6 +189,13 @@ Line parse_stream_line(std::string_view line) {
   if (line == "[DONE]") {
     out.done = true;
     return out;
+  }
+  if (content_slot && content_slot->ready()) {
+    Delta d;
+    if (content_slot->match(line, d.content)) {
+      out.delta = std::move(d);
+      return out;
+    }
   }
   ChunkReader r;
   if (!jsonio::scan(line, r) || !r.top_object) return out;  // not a JSON object: not a chunk
@@ -199,6 +210,10 @@ Line parse_stream_line(std::string_view line) {
     return out;
   }
   if (!r.first_choice_object) return out;
+  // A chunk whose delta is its text alone: another with only that text changed reads as the text.
+  if (content_slot && r.content_at && r.d.tool_calls.empty() && !r.d.finish_reason && r.reasoning_content.empty() &&
+      r.reasoning.empty())
+    content_slot->learn(line, r.content_at, r.d.content);
   r.d.reasoning = !r.reasoning_content.empty() ? std::move(r.reasoning_content) : std::move(r.reasoning);
   out.delta = std::move(r.d);
   return out;

@@ -9,6 +9,7 @@
 
 #include "core/backend.hpp"
 #include "core/tools.hpp"
+#include "json/string_slot.hpp"
 
 namespace leuria::llm {
 
@@ -49,7 +50,11 @@ struct Line {
   bool done = false;
   std::optional<Delta> delta;
 };
-Line parse_stream_line(std::string_view line);
+// With `content_slot` (one per stream, kept from line to line): a chunk that carries only text is
+// remembered but for that text, and a line that differs from it only there is read without a
+// parse (jsonio::StringSlot), as it would be with one. A server's chunks repeat everything but
+// the token's text, so most of a stream's lines are read this way.
+Line parse_stream_line(std::string_view line, jsonio::StringSlot* content_slot = nullptr);
 
 // The ids in a /models answer, in order.
 std::vector<std::string> parse_models(const std::string& body);

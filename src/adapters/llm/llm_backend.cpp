@@ -35,6 +35,7 @@ struct LlmBackend::Step {
   std::size_t bytes = 0;      // what the answer has added to our memory so far
   std::string line_buffer;
   std::string text;
+  jsonio::StringSlot content_slot;  // the last plain text chunk, but for its text (parse_stream_line)
   std::string head;           // the first bytes of the body, to say what it was when it wasn't a stream
   std::optional<std::string> stream_error;  // the server said so in the stream
   std::optional<std::string> too_big;       // why the answer was cut off
@@ -132,7 +133,7 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
       std::string_view line(step.line_buffer.data() + start, nl - start);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       start = nl + 1;
-      Line parsed = parse_stream_line(line);
+      Line parsed = parse_stream_line(line, &step.content_slot);
       if (parsed.done) step.done = true;
       if (!parsed.delta || shut_down_ || cancelled_) continue;
       Delta& d = *parsed.delta;
@@ -148,10 +149,10 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
         step.stream_error = *d.error;
         step.stop = true;
       }
-      if (!d.reasoning.empty()) sink_.on_thought(d.reasoning);
+      if (!d.reasoning.empty()) sink_.on_thought(std::move(d.reasoning));
       if (!d.content.empty()) {
         step.text += d.content;
-        sink_.on_chunk(d.content);
+        sink_.on_chunk(std::move(d.content));  // the line's delta is done with once it is told
       }
       for (auto& part : d.tool_calls) {
         ToolCall& call = step.calls[part.index];
