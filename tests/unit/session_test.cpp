@@ -643,7 +643,8 @@ TEST(SessionEvents, EventsAppendedToABufferFollowWhatItHeld) {
   core::Event chunk{K::chunk};
   chunk.text = "a \"token\"";
   core::Event tool{K::tool_call};
-  tool.details = std::make_shared<const core::EventDetails>(core::EventDetails{.tool_call = {.id = "call_1", .status = "in_progress"}});
+  tool.tool_call.id = "call_1";
+  tool.tool_call.status = "in_progress";
   for (const core::Event* e : {&chunk, &tool, &chunk}) {
     web::append_sse(buffer, *e, *s, 8080);
     want += web::encode_sse(*e, *s, 8080);
