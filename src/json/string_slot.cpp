@@ -4,26 +4,11 @@
 #include <cstring>
 #include <functional>
 
+#include "core/plain_text.hpp"
+
 namespace leuria::jsonio {
 
 namespace {
-
-// The length of the UTF-8 sequence at p (r bytes left) when it is well formed (Unicode's table
-// 3-7, as Boost.JSON checks it: no overlong forms, no surrogates, nothing past U+10FFFF), else 0.
-std::size_t utf8_length(const unsigned char* p, std::size_t r) {
-  const unsigned char c = p[0];
-  auto cont = [&](std::size_t i, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
-    return i < r && p[i] >= lo && p[i] <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
-  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
-  if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
-  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
-  return 0;
-}
 
 // The bytes a string holds as they are: printable ASCII but the quote and the backslash.
 constexpr auto kPlain = [] {
@@ -35,8 +20,9 @@ constexpr auto kPlain = [] {
 }  // namespace
 
 bool decode_string_body(std::string_view body, std::string& out) {
-  const auto* p = reinterpret_cast<const unsigned char*>(body.data());
-  const auto* const end = p + body.size();
+  const auto* const begin = reinterpret_cast<const unsigned char*>(body.data());
+  const auto* const end = begin + body.size();
+  const auto* p = begin;
   const auto* run = p;  // the start of the bytes copied as they are
   auto flush = [&](const unsigned char* to) { out.append(reinterpret_cast<const char*>(run), to - run); };
   while (p < end) {
@@ -45,8 +31,8 @@ bool decode_string_body(std::string_view body, std::string& out) {
       continue;
     }
     const unsigned char c = *p;
-    if (c >= 0x80) {
-      const std::size_t n = utf8_length(p, static_cast<std::size_t>(end - p));
+    if (c >= 0x80) {  // a whole, well-formed sequence, by the rule read() checks UTF-8 with
+      const std::size_t n = core::utf8_sequence_length(body, static_cast<std::size_t>(p - begin));
       if (n == 0) return false;
       p += n;
     } else if (c == '\\') {
