@@ -7,15 +7,27 @@
 // the engine only. This client reads what comes in the order it comes, with nothing else to do.
 //
 // One trial per line on stdin, one line out per trial ("<µs>" or "error <why>"), so the driver (Node)
-// can prepare and close the engine's sessions between trials, off the clock:
+// can prepare and close the engine's sessions between trials, off the clock. With IDLE_US (argv[2]), each
+// timed trial waits that long after reading its line before its clock starts: the model server's CPU is
+// then idle when the request reaches it, for every contender alike (below).
 //   chat PORT                     POST /v1/chat/completions (the body: argv[1]) on a fresh connection
 //   models-chat PORT              GET /v1/models on a fresh connection, then `chat` (the clock spans both)
 //   get PORT PATH                 GET PATH on a fresh connection (the Node relay's /llm)
+//   open PORT SESSION ORIGIN BEARER
+//                                 open GET /session/SESSION/stream (Origin, Authorization: Bearer) on a fresh
+//                                 connection and read its head (200); answers "open". Not timed
 //   approve PORT SESSION ORIGIN BEARER
-//                                 open GET /session/SESSION/stream (Origin, Authorization: Bearer) and read
-//                                 its head (200); then, timed, POST /session/SESSION/approve on a fresh
-//                                 connection, reading both sockets as bytes arrive. The approve's answer
-//                                 must be 200
+//                                 timed: POST /session/SESSION/approve on a fresh connection, reading it and
+//                                 the session's stream (opened by `open`, else first opened here, untimed)
+//                                 as bytes arrive. The approve's answer must be 200
+// Why the wait, and why the engine's stream has a line of its own: the driver runs on CPU 1 with the model
+// server, and a request that reached the model server soon after the driver's last work there found that
+// CPU awake; one that came later found it idle, and on this VM an idle vCPU wakes later and answers slower
+// (in a trace, the model server's CPU idle for 34 µs before nginx's request and 91 µs before the engine's;
+// nginx's first token 100 µs later, the engine's 66 µs later, once every request waits 1 ms). So how soon a
+// contender's request followed the driver's line counted for it, which is not its own cost. The stream is
+// opened off the clock for the same reason: opened in the timed trial, it put 150-200 µs more between the
+// driver's line and the engine's request (docs/PERFORMANCE.md, findings, scenario 5).
 // Each clock starts before the timed request's connect and stops at the read that holds the first token
 // (`T<digits>;` in the body, chunked framing undone). Each answer is read to its end (`data: [DONE]`,
 // `event: turn_completed`, or the connection's close), as the Node client did. Pin it from outside
@@ -210,27 +222,52 @@ static double one_request(int port, const char *method, const char *path, const 
   return first;
 }
 
-static double approve(int port, const char *session, const char *origin, const char *bearer, char *why,
-                      size_t why_len) {
-  char path[512], extra[2048];
-  snprintf(extra, sizeof extra, "Origin: %s\r\nAuthorization: Bearer %s\r\n", origin, bearer);
+// The session's event stream, opened by `open` (or by `approve` itself when it was not) and read to its
+// end by the approve that follows.
+static struct {
+  int fd;  // -1: none open
+  char session[256];
+  struct resp r;
+} opened = {.fd = -1};
+
+static void close_opened(void) {
+  if (opened.fd >= 0) close(opened.fd);
+  opened.fd = -1;
+}
+
+// GET /session/SESSION/stream on a fresh connection, its head read (200): 0, or -1 with `why` set.
+static int open_stream(int port, const char *session, const char *extra, char *why, size_t why_len) {
+  close_opened();
   int sfd = tcp_connect(port);
   if (sfd < 0) return snprintf(why, why_len, "connect %d: %s", port, strerror(errno)), -1;
-  struct resp stream;
-  resp_init(&stream, sfd);
-  char stream_extra[2200];
+  resp_init(&opened.r, sfd);
+  char path[512], stream_extra[2200];
   snprintf(stream_extra, sizeof stream_extra, "%sAccept: text/event-stream\r\n", extra);
   snprintf(path, sizeof path, "/session/%s/stream", session);
   if (send_request(sfd, port, "GET", path, stream_extra, "") < 0) {
     close(sfd);
     return snprintf(why, why_len, "write: %s", strerror(errno)), -1;
   }
-  while (!stream.status && !stream.ended)
-    if (resp_read(&stream) < 0) break;
-  if (stream.status != 200) {
+  while (!opened.r.status && !opened.r.ended)
+    if (resp_read(&opened.r) < 0) break;
+  if (opened.r.status != 200) {
     close(sfd);
-    return snprintf(why, why_len, "stream: HTTP %d", stream.status), -1;
+    return snprintf(why, why_len, "stream: HTTP %d", opened.r.status), -1;
   }
+  opened.fd = sfd;
+  snprintf(opened.session, sizeof opened.session, "%s", session);
+  return 0;
+}
+
+static double approve(int port, const char *session, const char *origin, const char *bearer, char *why,
+                      size_t why_len) {
+  char path[512], extra[2048];
+  snprintf(extra, sizeof extra, "Origin: %s\r\nAuthorization: Bearer %s\r\n", origin, bearer);
+  if ((opened.fd < 0 || strcmp(opened.session, session)) && open_stream(port, session, extra, why, why_len) < 0)
+    return -1;
+  int sfd = opened.fd;
+  struct resp *stream = &opened.r;
+  opened.fd = -1;  // this trial closes it
 
   // The clock starts here.
   double t0 = now_us(), first = 0;
@@ -245,15 +282,15 @@ static double approve(int port, const char *session, const char *origin, const c
   snprintf(approve_extra, sizeof approve_extra, "%sContent-Type: application/json\r\nConnection: close\r\n", extra);
   snprintf(path, sizeof path, "/session/%s/approve", session);
   int failed = send_request(afd, port, "POST", path, approve_extra, "") < 0;
-  while (!failed && !(stream.ended && ans.ended)) {
-    struct pollfd p[2] = {{.fd = sfd, .events = stream.ended ? 0 : POLLIN},
+  while (!failed && !(stream->ended && ans.ended)) {
+    struct pollfd p[2] = {{.fd = sfd, .events = stream->ended ? 0 : POLLIN},
                           {.fd = afd, .events = ans.ended ? 0 : POLLIN}};
     if (poll(p, 2, 10000) <= 0) {
       failed = 1;
       break;
     }
-    if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && resp_read(&stream) < 0) failed = 1;
-    if (stream.token && !first) first = now_us();
+    if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && resp_read(stream) < 0) failed = 1;
+    if (stream->token && !first) first = now_us();
     if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && resp_read(&ans) < 0) failed = 1;
   }
   close(afd);
@@ -265,11 +302,12 @@ static double approve(int port, const char *session, const char *origin, const c
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: firsttoken CHAT_BODY  (trials on stdin; see the comment at the top)\n");
+  if (argc < 2 || argc > 3) {
+    fprintf(stderr, "usage: firsttoken CHAT_BODY [IDLE_US]  (trials on stdin; see the comment at the top)\n");
     return 2;
   }
   chat_body = argv[1];
+  const useconds_t idle_us = argc == 3 ? (useconds_t)atoi(argv[2]) : 0;
   const char *json = "Content-Type: application/json\r\nAccept: text/event-stream\r\n";
   char line[4096], why[512];
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -280,6 +318,7 @@ int main(int argc, char **argv) {
     why[0] = 0;
     errno = 0;
     int n = sscanf(line, "%31s %d %255s %255s %255s", cmd, &port, a, b, c);
+    if (idle_us && strcmp(cmd, "open")) usleep(idle_us);
     if (n >= 2 && !strcmp(cmd, "chat")) {
       double t0 = now_us(), first = one_request(port, "POST", "/v1/chat/completions", json, chat_body, 1, why, sizeof why);
       if (first >= 0) us = first - t0;
@@ -292,6 +331,13 @@ int main(int argc, char **argv) {
     } else if (n >= 3 && !strcmp(cmd, "get")) {
       double t0 = now_us(), first = one_request(port, "GET", a, "Accept: text/event-stream\r\n", "", 1, why, sizeof why);
       if (first >= 0) us = first - t0;
+    } else if (n >= 5 && !strcmp(cmd, "open")) {
+      char extra[2048];
+      snprintf(extra, sizeof extra, "Origin: %s\r\nAuthorization: Bearer %s\r\n", b, c);
+      if (open_stream(port, a, extra, why, sizeof why) == 0) {
+        printf("open\n");
+        continue;
+      }
     } else if (n >= 5 && !strcmp(cmd, "approve")) {
       us = approve(port, a, b, c, why, sizeof why);
     } else {

@@ -33,14 +33,19 @@ function wrapEngine(eng, name) {
   return Object.assign(eng, { name, pid: eng.proc.pid, pids: () => treePids(eng.proc.pid) });
 }
 
+// The engine's log (stderr) goes to a file in its home, as nginx's error log goes to a file: through a
+// pipe, each log line woke the driver (Node) on CPU 1, where the model servers run, and in scenario 5 the
+// approve's line had the driver running there while the model server answered (docs/PERFORMANCE.md,
+// findings, scenario 5).
+
 /** The engine in CLI mode on a free port (opts as tests/e2e/lib/engine.mjs startEngine). */
 export async function startEngine(opts = {}) {
-  return wrapEngine(await e2eStartEngine(opts), 'engine');
+  return wrapEngine(await e2eStartEngine({ stderrToFile: true, ...opts }), 'engine');
 }
 
 /** The engine with `sites` connected sites (4 live sessions each), for holding many sessions. */
 export async function startLoadEngine(opts = {}) {
-  return wrapEngine(await e2eStartLoadEngine(opts), 'engine');
+  return wrapEngine(await e2eStartLoadEngine({ stderrToFile: true, ...opts }), 'engine');
 }
 
 function wrap(h, name) {

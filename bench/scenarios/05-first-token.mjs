@@ -2,11 +2,12 @@
 // after 5 unmeasured), the time from sending a request to reading the first token of the answer, timed
 // by a lean C client (bench/clients/firsttoken.c) on the server's CPU 0; the driver (Node, on CPU 1)
 // prepares and closes the engine's sessions, off the clock, 16 at a time (below):
-//   engine   a page's session prepared with its prompt; the client opens its event stream, then the
-//            clock starts as the approve is sent (a fresh connection, as a page's fetch) and stops at
-//            the first `chunk` read from the stream. The engine starts the llm:bench backend (GET
-//            /v1/models, "reach the server once", skipped here: the server answered another session's
-//            start within 30 s) and streams POST /v1/chat/completions on a kept connection.
+//   engine   a page's session prepared with its prompt; the client opens its event stream (a line of
+//            its own, off the clock), then, on the next line, the clock starts as the approve is sent
+//            (a fresh connection, as a page's fetch) and stops at the first `chunk` read from the
+//            stream. The engine starts the llm:bench backend (GET /v1/models, "reach the server once",
+//            skipped here: the server answered another session's start within 30 s) and streams
+//            POST /v1/chat/completions on a kept connection.
 //   direct   the same chat request straight to the upstream (a fresh connection): the issue's
 //            comparison. Its rounds also time GET /v1/models then the chat request, the two requests
 //            the engine makes ("direct, models + chat"), to show what of the added time is that
@@ -22,7 +23,11 @@
 // prepared each session just before its trial: its own handling of the approve's answer and the
 // stream's first events ran on the server's CPU while the token was on its way, and its prepare's
 // work on CPU 1 slowed the upstream's answer to the engine (to 2-3× its answer to nginx, in a perf
-// trace); both counted against the engine only (docs/PERFORMANCE.md, scenario 5).
+// trace); both counted against the engine only (docs/PERFORMANCE.md, scenario 5). Since 2026-12-04 the
+// upstream is warmed before the first round (UPSTREAM_WARMUP) and keeps no finished response alive,
+// each timed request waits IDLE_US after its line, the engine's stream is opened on a line of its own,
+// and the engine's log goes to a file (bench/lib/contenders.mjs): each of these had moved one
+// contender's figures and not another's (docs/PERFORMANCE.md, findings, "scenario 5, the harness").
 
 import path from 'node:path';
 import { startNginxRelay, startNodeRelay } from '../lib/contenders.mjs';
@@ -33,6 +38,15 @@ import { chatBody, script, startLlmEngine, startOpenAiUpstream } from '../lib/to
 import { sessionApi } from '../../tests/e2e/lib/sessions.mjs';
 
 const WARM = 5;
+// Each timed request waits this long after the client reads its line, so that the model server's CPU is
+// idle when it comes, for every contender alike (bench/clients/firsttoken.c says why).
+const IDLE_US = 1000;
+// The model server (Node) answers a fresh connection about twice as fast once V8 has optimised that path:
+// without these, the direct request's p50 fell from about 440 to 190 µs between a run's third round and
+// its fourth, and every "added" figure read against it grew round by round. Before the first round, this
+// many GET /v1/models + chat pairs on fresh connections, and as many chat requests through nginx (a kept
+// connection, the relays' way).
+const UPSTREAM_WARMUP = 1000;
 const PROMPT = script({ count: 3 });
 // The engine's sessions are prepared this many at a time (4 sites × the engine's 4 live sessions per
 // site), their trials then run back to back, and they are closed before the next batch: between two
@@ -80,7 +94,10 @@ const trial = {
     }
     const s = srv.ready.shift();
     srv.used.push(s);
-    return { first: await timed(client, `approve ${srv.port} ${s.id} ${s.site.origin} ${s.site.token}`) };
+    const args = `${srv.port} ${s.id} ${s.site.origin} ${s.site.token}`;
+    const opened = await client.ask(`open ${args}`);
+    if (opened !== 'open') throw new Error(`firsttoken open: ${opened}`);
+    return { first: await timed(client, `approve ${args}`) };
   },
   async nginx(ctx, srv, i, client) {
     return { first: await timed(client, `chat ${srv.port}`) };
@@ -113,12 +130,26 @@ export default {
   targets: [
     { figure: 'added_p50_us', contender: 'engine', max: 100, text: 'added ≤ 100 µs (approve → first token vs straight to the upstream)' },
   ],
-  notes: 'Lean C client (bench/clients/firsttoken.c) on CPU 0 with the server, upstream on CPU 1; fresh ' +
-    'connection per request; engine: approve sent with the stream already open, first `chunk` read; nginx ' +
-    'keeps its upstream connections, as the engine does. K trials per round, p50 over them.',
+  notes: 'Lean C client (bench/clients/firsttoken.c) on CPU 0 with the server, upstream on CPU 1 (warmed ' +
+    `by ${UPSTREAM_WARMUP} requests each way first); fresh connection per request, each ${IDLE_US} µs after its line (the ` +
+    'upstream CPU idle for every contender); engine: approve sent with the stream already open (off the clock), ' +
+    'first `chunk` read; nginx keeps its upstream connections, as the engine does. K trials per round, p50 over them.',
 
   async setup(ctx) {
-    return { upstream: await startOpenAiUpstream(), k: ctx.quick ? 20 : 100, direct: null, nginx: null };
+    const upstream = await startOpenAiUpstream();
+    // Fresh connections (direct) and a kept one (through nginx): the two ways the contenders reach it.
+    const relay = await startNginxRelay(upstream.port);
+    const client = spawnLineClient(FIRSTTOKEN, [chatBody(PROMPT)], { cpu: ctx.cpu.latencyClient });
+    try {
+      for (let i = 0; i < (ctx.quick ? 50 : UPSTREAM_WARMUP); i++) {
+        await timed(client, `models-chat ${upstream.port}`);
+        await timed(client, `chat ${relay.port}`);
+      }
+    } finally {
+      await client.stop();
+      await relay.stop();
+    }
+    return { upstream, k: ctx.quick ? 20 : 100, direct: null, nginx: null };
   },
   async teardown(ctx) {
     await ctx.state.upstream.stop();
@@ -127,7 +158,7 @@ export default {
   async round(contender, ctx) {
     const srv = await start[contender](ctx.state.upstream);
     try {
-      const client = spawnLineClient(FIRSTTOKEN, [chatBody(PROMPT)], { cpu: ctx.cpu.latencyClient });
+      const client = spawnLineClient(FIRSTTOKEN, [chatBody(PROMPT), String(IDLE_US)], { cpu: ctx.cpu.latencyClient });
       const rows = [];
       try {
         for (let i = 0; i < WARM + ctx.state.k; i++) {

@@ -91,6 +91,9 @@ export function tryJson(s) {
  *   files    {name: content} written into LEURIA_HOME (0600) before the engine starts; an object content is
  *            JSON-encoded (e.g. {"config.json": {...}, "providers.json": {...}})
  *   env      extra env variables
+ *   stderrToFile true: the engine's stderr goes to a file in its home (read into stderrLines at stop and
+ *            into error messages), not to a pipe this process reads: the benchmarks' engines, whose log
+ *            lines would otherwise wake the driver on the CPU the model server runs on (bench/lib/contenders.mjs)
  *   readyTimeoutMs  default 10000
  */
 export async function startEngine(opts = {}) {
@@ -107,9 +110,23 @@ export async function startEngine(opts = {}) {
   if ((opts.app || opts.devPairing) && opts.adminToken !== null) envExtra.LEURIA_ADMIN_TOKEN = opts.adminToken || ADMIN_TOKEN;
   const env = cleanEnv(envExtra);
 
-  const proc = spawn(BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderrPath = opts.stderrToFile ? path.join(home, 'engine-stderr.log') : null;
+  const stderrFd = stderrPath ? fs.openSync(stderrPath, 'a', 0o600) : null;
+  const proc = spawn(BIN, args, { env, stdio: ['ignore', 'pipe', stderrFd ?? 'pipe'] });
+  if (stderrFd !== null) fs.closeSync(stderrFd);
   const lines = [];
   const stderrLines = [];
+  /** With stderrToFile: stderrLines brought up to date from the file (a no-op otherwise). */
+  const readStderr = () => {
+    if (!stderrPath) return stderrLines;
+    let text = '';
+    try {
+      text = fs.readFileSync(stderrPath, 'utf8');
+    } catch {}
+    stderrLines.length = 0;
+    for (const l of text.split('\n')) if (l) stderrLines.push(l);
+    return stderrLines;
+  };
   const waiters = new Set();
   let exitInfo = null;
   const exited = new Promise((resolve) => {
@@ -129,7 +146,7 @@ export async function startEngine(opts = {}) {
     for (const w of waiters) w.check();
   };
   splitLines(proc.stdout, onLine);
-  splitLines(proc.stderr, (l) => stderrLines.push(l));
+  if (!stderrPath) splitLines(proc.stderr, (l) => stderrLines.push(l));
 
   /** Wait for a stdout line matching `matcher` at index >= from (default 0). Resolves with the line. */
   function waitForLine(matcher, timeoutMs = 5000, { from = 0 } = {}) {
@@ -150,14 +167,14 @@ export async function startEngine(opts = {}) {
           setTimeout(() => {
             if (waiters.has(w) && !w.check()) {
               done();
-              reject(new Error(`engine exited (${JSON.stringify(exitInfo)}) before a line matching ${matcher}; stdout:\n${lines.join('\n')}\nstderr:\n${stderrLines.join('\n')}`));
+              reject(new Error(`engine exited (${JSON.stringify(exitInfo)}) before a line matching ${matcher}; stdout:\n${lines.join('\n')}\nstderr:\n${readStderr().join('\n')}`));
             }
           }, 50);
         },
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for a stdout line matching ${matcher}; stdout:\n${lines.join('\n')}\nstderr:\n${stderrLines.join('\n')}`));
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for a stdout line matching ${matcher}; stdout:\n${lines.join('\n')}\nstderr:\n${readStderr().join('\n')}`));
       }, timeoutMs);
       function done() {
         clearTimeout(timer);
@@ -191,6 +208,7 @@ export async function startEngine(opts = {}) {
       await exited;
       clearTimeout(t);
     }
+    readStderr();
     if (ownHome) await fsp.rm(home, { recursive: true, force: true }).catch(() => {});
     // Under the ASan + UBSan build, any report on stderr fails the suite, and a clean stop (SIGTERM)
     // must exit 0.

@@ -66,11 +66,12 @@ export function loadSites(count) {
  * An engine whose default AI is the scripted ACP agent, with `sites` sites already connected.
  *   timings: merged over {retentionMs: 1000} (ended sessions are dropped soon, so memory can come back)
  */
-export async function startLoadEngine({ sites = 0, timings = {}, engineEnv } = {}) {
+export async function startLoadEngine({ sites = 0, timings = {}, engineEnv, stderrToFile } = {}) {
   const { sites: list, file } = loadSites(sites);
   const eng = await startFakeEngine({
     timings: { retentionMs: 1000, ...timings },
     engineEnv,
+    stderrToFile,
     files: { 'grants.json': file },
   });
   eng.sites = list;

@@ -130,11 +130,11 @@ export function rssKb(pid) {
  *                     timings: {retentionMs: 500}, engineEnv: {...}, app: true, files: {...} })
  * eng.readLog() returns the agent's log entries.
  */
-export async function startFakeEngine({ id, name, mode, env, config = {}, agents, agentArgs, command, timings, engineEnv, app, devPairing, args, files = {} } = {}) {
+export async function startFakeEngine({ id, name, mode, env, config = {}, agents, agentArgs, command, timings, engineEnv, app, devPairing, args, files = {}, stderrToFile } = {}) {
   const home = await makeHome();
   const log = path.join(home, 'fake-acp.log');
   const eng = await startEngine({
-    home, app, devPairing, args, timings, env: engineEnv,
+    home, app, devPairing, args, timings, env: engineEnv, stderrToFile,
     files: { 'config.json': fakeAgentConfig({ id, name, mode, log, env, extra: config, agents, args: agentArgs, command }), ...files },
   });
   const stop = eng.stop;
