@@ -23,11 +23,13 @@
 // Why the wait, and why the engine's stream has a line of its own: the driver runs on CPU 1 with the model
 // server, and a request that reached the model server soon after the driver's last work there found that
 // CPU awake; one that came later found it idle, and on this VM an idle vCPU wakes later and answers slower
-// (in a trace, the model server's CPU idle for 34 µs before nginx's request and 91 µs before the engine's;
-// nginx's first token 100 µs later, the engine's 66 µs later, once every request waits 1 ms). So how soon a
-// contender's request followed the driver's line counted for it, which is not its own cost. The stream is
-// opened off the clock for the same reason: opened in the timed trial, it put 150-200 µs more between the
-// driver's line and the engine's request (docs/PERFORMANCE.md, findings, scenario 5).
+// (in a trace, the model server's CPU idle for 39 µs before nginx's request and 196 µs before the engine's;
+// 95 µs once the engine's stream was opened off the clock). So how soon a contender's request followed the
+// driver's line counted for it, which is not its own cost. With the wait, every request finds that CPU idle:
+// nginx's p50 rose by about 110 µs, the engine's by as much, the direct request's by about 55 (its connect
+// wakes the model server before its request comes). The stream is opened off the clock for the same reason:
+// opened in the timed trial, it put 150-200 µs more between the driver's line and the engine's request
+// (docs/PERFORMANCE.md, findings, "scenario 5, the harness").
 // Each clock starts before the timed request's connect and stops at the read that holds the first token
 // (`T<digits>;` in the body, chunked framing undone). Each answer is read to its end (`data: [DONE]`,
 // `event: turn_completed`, or the connection's close), as the Node client did. Pin it from outside
