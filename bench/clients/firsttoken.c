@@ -237,9 +237,17 @@ static void close_opened(void) {
   opened.fd = -1;
 }
 
+// A page's headers: its origin and its bearer token.
+static void page_headers(char *out, size_t n, const char *origin, const char *bearer) {
+  snprintf(out, n, "Origin: %s\r\nAuthorization: Bearer %s\r\n", origin, bearer);
+}
+
 // GET /session/SESSION/stream on a fresh connection, its head read (200): 0, or -1 with `why` set.
-static int open_stream(int port, const char *session, const char *extra, char *why, size_t why_len) {
+static int open_stream(int port, const char *session, const char *origin, const char *bearer, char *why,
+                       size_t why_len) {
   close_opened();
+  char extra[2048];
+  page_headers(extra, sizeof extra, origin, bearer);
   int sfd = tcp_connect(port);
   if (sfd < 0) return snprintf(why, why_len, "connect %d: %s", port, strerror(errno)), -1;
   resp_init(&opened.r, sfd);
@@ -263,10 +271,10 @@ static int open_stream(int port, const char *session, const char *extra, char *w
 
 static double approve(int port, const char *session, const char *origin, const char *bearer, char *why,
                       size_t why_len) {
-  char path[512], extra[2048];
-  snprintf(extra, sizeof extra, "Origin: %s\r\nAuthorization: Bearer %s\r\n", origin, bearer);
-  if ((opened.fd < 0 || strcmp(opened.session, session)) && open_stream(port, session, extra, why, why_len) < 0)
+  if ((opened.fd < 0 || strcmp(opened.session, session)) && open_stream(port, session, origin, bearer, why, why_len) < 0)
     return -1;
+  char path[512], extra[2048];
+  page_headers(extra, sizeof extra, origin, bearer);
   int sfd = opened.fd;
   struct resp *stream = &opened.r;
   opened.fd = -1;  // this trial closes it
@@ -320,7 +328,7 @@ int main(int argc, char **argv) {
     why[0] = 0;
     errno = 0;
     int n = sscanf(line, "%31s %d %255s %255s %255s", cmd, &port, a, b, c);
-    if (idle_us && strcmp(cmd, "open")) usleep(idle_us);
+    if (idle_us && n >= 2 && strcmp(cmd, "open")) usleep(idle_us);  // cmd is unset on a blank line
     if (n >= 2 && !strcmp(cmd, "chat")) {
       double t0 = now_us(), first = one_request(port, "POST", "/v1/chat/completions", json, chat_body, 1, why, sizeof why);
       if (first >= 0) us = first - t0;
@@ -334,9 +342,7 @@ int main(int argc, char **argv) {
       double t0 = now_us(), first = one_request(port, "GET", a, "Accept: text/event-stream\r\n", "", 1, why, sizeof why);
       if (first >= 0) us = first - t0;
     } else if (n >= 5 && !strcmp(cmd, "open")) {
-      char extra[2048];
-      snprintf(extra, sizeof extra, "Origin: %s\r\nAuthorization: Bearer %s\r\n", b, c);
-      if (open_stream(port, a, extra, why, sizeof why) == 0) {
+      if (open_stream(port, a, b, c, why, sizeof why) == 0) {
         printf("open\n");
         continue;
       }
