@@ -5,14 +5,18 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import net from 'node:net';
+import { descendantsOf } from '../../tests/e2e/lib/proc.mjs';
 
 export const CPU = { server: 0, latencyClient: 0, throughputClient: 1, helper: 1 };
 
 const live = new Set();
 process.on('exit', () => {
-  for (const p of live) {
+  // Each one's descendants too: nginx's worker outlived its master's SIGKILL (found orphaned after
+  // bench/hot-functions stopped a run of scenario 7).
+  const pids = [...live].flatMap((p) => (p.exitCode === null && p.signalCode === null ? [p.pid, ...descendantsOf(p.pid)] : []));
+  for (const pid of pids) {
     try {
-      p.kill('SIGKILL');
+      process.kill(pid, 'SIGKILL');
     } catch {}
   }
 });

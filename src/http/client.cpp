@@ -343,17 +343,33 @@ asio::awaitable<void> finish_then_keep(Connection stream, std::unique_ptr<Readin
   if (r->parser.keep_alive() && r->buffer.size() == 0) pool_state(*pool).give(key, std::move(stream));
 }
 
+// The characters of an HTTP token (RFC 9110 tchar), as a table: a search of the punctuation for each
+// character, and of "\r\n\0" in one_line, was a library call per character, about 70 a request
+// (callgrind, bench scenario 5).
+struct TokenChars {
+  bool ok[256] = {};
+  constexpr TokenChars() {
+    for (int c = 'a'; c <= 'z'; ++c) ok[c] = true;
+    for (int c = 'A'; c <= 'Z'; ++c) ok[c] = true;
+    for (int c = '0'; c <= '9'; ++c) ok[c] = true;
+    for (const char c : std::string_view("!#$%&'*+-.^_`|~")) ok[static_cast<unsigned char>(c)] = true;
+  }
+};
+constexpr TokenChars kTokenChars;
+
 bool is_token(std::string_view s) {
   if (s.empty()) return false;
-  for (const char c : s) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) return false;
-  }
+  for (const char c : s)
+    if (!kTokenChars.ok[static_cast<unsigned char>(c)]) return false;
   return true;
 }
 
 // A line break would end the field (or the request line) early; a NUL, some servers end a string at.
-bool one_line(std::string_view s) { return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos; }
+bool one_line(std::string_view s) {
+  for (const char c : s)
+    if (c == '\r' || c == '\n' || c == '\0') return false;
+  return true;
+}
 
 void append_field(std::string& out, std::string_view name, std::string_view value) {
   out.append(name).append(": ").append(value).append("\r\n");
