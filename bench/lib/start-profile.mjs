@@ -11,30 +11,20 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { CLIENTS } from './env.mjs';
 import { spawnLineClient } from './proc.mjs';
-import { chatBody, script, startLlmEngine, startOpenAiUpstream } from './tokens.mjs';
-import { sessionApi } from '../../tests/e2e/lib/sessions.mjs';
+import { chatBody, startLlmEngine, startOpenAiUpstream } from './tokens.mjs';
+import { BATCH, PROMPT, closeSessions, prepareSessions, timed } from '../scenarios/05-first-token.mjs';
 
 const TRIALS = Number(process.argv[2] || 64);
-const BATCH = 16;  // 4 sites × the engine's 4 live sessions per site, as in scenario 5
-const PROMPT = script({ count: 3 });
 
 async function batch(eng, client) {
-  const sessions = [];
-  for (let j = 0; j < BATCH; j++) {
-    const site = eng.sites[j % eng.sites.length];
-    const api = sessionApi(eng, site);
-    const r = await api.prepare({ prompt: PROMPT });
-    if (r.status !== 201) throw new Error(`prepare: ${r.status} ${r.body}`);
-    sessions.push({ site, api, id: r.json.sessionId });
-  }
-  for (const s of sessions) {
+  for (const s of await prepareSessions(eng)) {
+    eng.used.push(s);
     const args = `${eng.port} ${s.id} ${s.site.origin} ${s.site.token}`;
-    for (const line of [`open ${args}`, `approve ${args}`]) {
-      const out = await client.ask(line);
-      if (out.startsWith('error')) throw new Error(`firsttoken ${line.split(' ')[0]}: ${out.slice(6)}`);
-    }
+    const opened = await client.ask(`open ${args}`);
+    if (opened !== 'open') throw new Error(`firsttoken open: ${opened}`);
+    await timed(client, `approve ${args}`);
   }
-  for (const s of sessions) await s.api.close(s.id);
+  await closeSessions(eng);
 }
 
 const upstream = await startOpenAiUpstream();

@@ -47,23 +47,24 @@ const IDLE_US = 1000;
 // many GET /v1/models + chat pairs on fresh connections, and as many chat requests through nginx (a kept
 // connection, the relays' way).
 const UPSTREAM_WARMUP = 1000;
-const PROMPT = script({ count: 3 });
+export const PROMPT = script({ count: 3 });
 // The engine's sessions are prepared this many at a time (4 sites × the engine's 4 live sessions per
 // site), their trials then run back to back, and they are closed before the next batch: between two
 // trials the driver only hands the client its next line, as it does for the other contenders.
 const SITES = 4;
-const BATCH = SITES * 4;
+export const BATCH = SITES * 4;
 const FIRSTTOKEN = path.join(CLIENTS, 'firsttoken');
 
 /** One trial of the lean client: its µs, or a thrown error with its reason. */
-async function timed(client, line) {
+export async function timed(client, line) {
   const out = await client.ask(line);
   if (out.startsWith('error')) throw new Error(`firsttoken ${line.split(' ')[0]}: ${out.slice(6)}`);
   return Number(out);
 }
 
-/** BATCH sessions prepared on the engine `srv` (not approved), for the next trials. */
-async function prepareSessions(srv) {
+/** BATCH sessions prepared on the engine `srv` (not approved), for the next trials (bench/lib/start-profile.mjs
+ * runs them too). */
+export async function prepareSessions(srv) {
   const out = [];
   for (let j = 0; j < BATCH; j++) {
     const site = srv.sites[j % srv.sites.length];
@@ -77,7 +78,7 @@ async function prepareSessions(srv) {
 }
 
 /** Closes the sessions the trials have used, freeing their sites' places for the next batch. */
-async function closeSessions(srv) {
+export async function closeSessions(srv) {
   for (const s of srv.used || []) await s.api.close(s.id).catch(() => {});
   srv.used = [];
 }
