@@ -8,6 +8,7 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const BUILD = path.join(ROOT, 'build-bench');
 export const FLOORS = path.join(BUILD, 'floors');
 export const CLIENTS = path.join(BUILD, 'clients');  // bench/clients/*.c, built by bench/run
+export const FAKES = path.join(BUILD, 'fakes');  // bench/fakes/*.c, built by bench/run
 export const RESULTS = path.join(ROOT, 'bench/results');
 
 // The release engine of build-bench/, unless the caller names another binary.

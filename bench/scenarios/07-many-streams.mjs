@@ -1,7 +1,8 @@
-// Scenario 7: 1,000 concurrent SSE streams (200 with --quick) at 10 events/s each. The upstream
-// (bench/fakes/openai-upstream.mjs, helper CPU) answers every chat request with an endless stream, one
-// timestamped chunk every 100 ms, and the driver holds all the streams open:
-//   direct   each stream read straight from the upstream (what the relays add to)
+// Scenario 7: 1,000 concurrent SSE streams (200 with --quick) at 10 events/s each. The model server
+// (bench/fakes/paced-upstream.c, helper CPU) answers every chat request with an endless stream, one
+// timestamped chunk every 100 ms, and a lean C reader (bench/clients/sse-reader.c, helper CPU) holds all
+// the streams open:
+//   direct   each stream read straight from the model server (what the relays add to)
 //   engine   one page session per stream (250 connected sites, 4 sessions each), its turn streaming
 //   nginx    nginx relaying each stream's bytes (proxy_buffering off)
 //   node     the Node relay's /llm, translating each stream into the page's events
@@ -9,15 +10,22 @@
 // relay's CPU (scheduler time of its processes from schedstat, finer than 10 ms ticks; the engine's
 // own pid; utime+stime ticks kept in the JSON) as a share of one CPU and per event delivered, every event's latency (receive − write) in the window, and errors: streams that
 // failed to open or ended before the window did. "added p99" = p99 − direct p99 of the same round.
-// The driver reads on CPU 1 (a throughput client, beside the upstream): 10,000 events/s cross CPUs
-// for every contender alike.
+// The reader is on CPU 1 (a throughput client, beside the model server): 10,000 events/s cross CPUs
+// for every contender alike. Both ends are C, not Node, for the tail: Node's garbage collector paused the
+// model server (between a chunk's timestamp and its write) and the reader (before its read) a few ms at
+// a time, a few dozen times a round, and those pauses, not the relays, decided each round's p99
+// (docs/PERFORMANCE.md, "Scenario 7's tail").
 
+import path from 'node:path';
 import { sleep } from '../../tests/e2e/lib/engine.mjs';
 import { pool } from '../../tests/e2e/lib/load.mjs';
+import { sessionApi } from '../../tests/e2e/lib/sessions.mjs';
+import { CLIENTS, FAKES } from '../lib/env.mjs';
 import { startNginxRelay, startNodeRelay } from '../lib/contenders.mjs';
+import { CPU, spawnLineClient, spawnPinned } from '../lib/proc.mjs';
 import { usageWindow } from '../lib/procfs.mjs';
 import { distribution, summary } from '../lib/stats.mjs';
-import { chatBody, openSession, readTokens, script, startLlmEngine, startOpenAiUpstream, until } from '../lib/tokens.mjs';
+import { chatBody, fire, script, startLlmEngine, until } from '../lib/tokens.mjs';
 
 const EVERY_MS = 100;
 
@@ -28,23 +36,32 @@ const start = {
   node: (up) => startNodeRelay(up.port),
 };
 
-/** Open stream i through `srv`; resolves its reader once it streams (or throws). */
-async function openOne(contender, srv, i, prompt) {
+/** Opens stream i through `srv` on the reader; resolves once it is open (its turn approved, for the engine). */
+async function openOne(contender, srv, reader, i, prompt) {
+  const opened = async (line) => {
+    const out = await reader.ask(line);
+    if (out !== 'open 200') throw new Error(`stream ${i}: ${out}`);
+  };
   if (contender === 'engine') {
-    const sess = await openSession(srv, srv.sites[Math.floor(i / 4)], { prompt });
-    const a = await sess.post('approve');
-    if (a.status !== 200) {
-      sess.reader.close();
-      throw new Error(`approve: ${a.status} ${a.body}`);
-    }
-    return sess.reader;
+    const site = srv.sites[Math.floor(i / 4)];
+    const r = await sessionApi(srv, site).prepare({ prompt });
+    if (r.status !== 201) throw new Error(`prepare: ${r.status} ${r.body}`);
+    const id = encodeURIComponent(r.json.sessionId);
+    await opened(`open ${srv.port} ${id} ${site.origin} ${site.token}`);
+    const a = await fire(srv.port, {
+      path: `/session/${id}/approve`,
+      headers: { Origin: site.origin, Authorization: `Bearer ${site.token}`, 'Content-Type': 'application/json' },
+    });
+    if (a.status !== 200) throw new Error(`approve: ${a.status} ${a.body}`);
+    return;
   }
-  const reader = contender === 'node'
-    ? readTokens(srv.port, { path: `/llm?prompt=${encodeURIComponent(prompt)}`, end: 'event: turn_completed' })
-    : readTokens(srv.port, { method: 'POST', path: '/v1/chat/completions', end: 'data: [DONE]', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' }, body: chatBody(prompt) });
-  const status = await reader.opened;
-  if (status !== 200) throw new Error(`stream ${i}: status ${status}`);
-  return reader;
+  await opened(contender === 'node' ? `get ${srv.port} /llm?prompt=${encodeURIComponent(prompt)}` : `chat ${srv.port}`);
+}
+
+/** The paced model server, on the helper CPU (not measured). */
+async function startPacedUpstream() {
+  const h = await spawnPinned(path.join(FAKES, 'paced-upstream'), ['0'], { cpu: CPU.helper });
+  return Object.assign(h, { name: 'upstream', url: `http://127.0.0.1:${h.port}/v1` });
 }
 
 export default {
@@ -70,11 +87,11 @@ export default {
     { figure: 'errors', contender: 'engine', max: 0, text: 'no errors' },
   ],
   distUnit: { events: 'µs' },
-  notes: 'Upstream and reader (driver) on CPU 1, relay on CPU 0. Endless streams, one chunk per 100 ms each; ' +
+  notes: 'Model server and reader on CPU 1 (both C: bench/fakes/paced-upstream.c, bench/clients/sse-reader.c), relay on CPU 0. Endless streams, one chunk per 100 ms each; ' +
     'window after every stream delivered; CPU from schedstat (engine: its pid), latency = receive − write.',
 
   async setup(ctx) {
-    return { upstream: await startOpenAiUpstream(), n: ctx.quick ? 200 : 1000, windowS: ctx.quick ? 4 : 10, direct: null };
+    return { upstream: await startPacedUpstream(), n: ctx.quick ? 200 : 1000, windowS: ctx.quick ? 4 : 10, direct: null };
   },
   async teardown(ctx) {
     await ctx.state.upstream.stop();
@@ -83,27 +100,34 @@ export default {
   async round(contender, ctx) {
     const { upstream, n, windowS } = ctx.state;
     const srv = await start[contender](upstream, n);
-    const readers = [];
+    // Every contender's streams carry the same script (the C model server reads only count and every).
+    const prompt = script({ count: 0, every: EVERY_MS });
+    const reader = spawnLineClient(path.join(CLIENTS, 'sse-reader'), [chatBody(prompt)], { cpu: CPU.helper });
     const openErrors = [];
     try {
-      const prompt = script({ count: 0, every: EVERY_MS, tag: `s7-${contender}-${ctx.round}` });
       // 8 at a time: the engine serves 1,024 connections at once by default (ServerLimits), and
       // 1,000 held streams plus a prepare and an approve per stream being opened must stay under it.
       await pool(Array.from({ length: n }, (_, i) => i), 8, async (i) => {
         try {
-          readers.push(await openOne(contender, srv, i, prompt));
+          await openOne(contender, srv, reader, i, prompt);
         } catch (e) {
           openErrors.push(String(e.message || e));
         }
       });
-      await until(() => readers.every((r) => r.out.tokens > 0 || r.out.ended), { timeoutMs: 10000, ms: 50 });
+      const counts = async () => (await reader.ask('count')).split(' ').map(Number);  // [streams, with a token, ended]
+      await until(async () => {
+        const [all, withToken, ended] = await counts();
+        return withToken + ended >= all;
+      }, { timeoutMs: 10000, ms: 50 });
       await sleep(500);
-      const mark = readers.map((r) => r.out.lat.length);
+      if ((await reader.ask('mark')) !== 'marked') throw new Error('the reader did not mark');
       const w = usageWindow(srv.pids());
       await sleep(windowS * 1000);
       const u = w.stop();
-      const lat = readers.flatMap((r, k) => r.out.lat.slice(mark[k]));
-      const ended = readers.filter((r) => r.out.ended).length;
+      const taken = (await reader.ask('take')).split(' ');
+      const lat = taken.slice(1).map(Number);
+      if (lat.length !== Number(taken[0])) throw new Error(`the reader's take: ${taken[0]} latencies announced, ${lat.length} read`);
+      const ended = (await counts())[2];
       const s = summary(lat);
       if (contender === 'direct') ctx.state.direct = s.p99;
       if (!lat.length) throw new Error(`no event in the window (${openErrors.length} streams failed to open: ${openErrors[0]})`);
@@ -121,9 +145,10 @@ export default {
         extra: { n, windowS, cpu: u, ticksPerEventUs: u.cpuUs / lat.length, latency: s, openErrors: openErrors.slice(0, 5), openErrorCount: openErrors.length, ended },
       };
     } finally {
-      for (const r of readers) r.close();
+      await reader.ask('close').catch(() => {});
+      await reader.stop();
       await srv.stop();
-      await sleep(300);  // let the upstream drop the streams' timers
+      await sleep(300);  // let the model server drop the streams
     }
   },
 };
