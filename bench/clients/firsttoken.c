@@ -48,27 +48,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
+
 static const char *chat_body;
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int tcp_connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 static int write_full(int fd, const char *buf, size_t n) {
   while (n) {

@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
+
 enum { BUF = 1 << 16, MAX_STREAMS = 8192 };
 
 struct stream {
@@ -56,12 +58,6 @@ static const char *chat_body = "";
 static int keeping;
 static float *kept;
 static size_t kept_len, kept_cap;
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
 
 static void keep(double lat) {
   if (kept_len == kept_cap) {
@@ -154,20 +150,6 @@ static void on_readable(struct stream *s) {
     body(s, buf, (size_t)r, t);
     if ((size_t)r < sizeof buf) return;
   }
-}
-
-static int tcp_connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 // Sends `req` on a new connection and reads the response's head (blocking, 10 s at most); what came after
