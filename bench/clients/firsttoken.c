@@ -68,12 +68,9 @@ struct resp {
   int fd;
   int status;      // 0 until the head is in
   int chunked;
-  size_t need;     // bytes left in the current chunk
-  size_t skip;     // the CRLF after a chunk's data
+  struct unchunk body;  // the chunked framing's state
   char head[8192];
   size_t head_len;
-  char size_line[32];
-  size_t size_len;
   char tail[32];   // the body's last bytes: a token or an end split across two reads
   size_t tail_len;
   int token;       // a token was seen
@@ -107,35 +104,15 @@ static void body_bytes(struct resp *r, const char *d, size_t n) {
   r->tail_len = keep;
 }
 
+static void on_data(void *r, const char *d, size_t n) { body_bytes(r, d, n); }
+
 static void dechunk(struct resp *r, const char *d, size_t n) {
   if (!r->chunked) {
     body_bytes(r, d, n);
     return;
   }
-  size_t i = 0;
-  while (i < n && !r->ended) {
-    if (r->need) {
-      size_t take = n - i < r->need ? n - i : r->need;
-      body_bytes(r, d + i, take);
-      i += take;
-      r->need -= take;
-      if (!r->need) r->skip = 2;
-    } else if (r->skip) {
-      size_t k = n - i < r->skip ? n - i : r->skip;
-      i += k;
-      r->skip -= k;
-    } else {
-      char c = d[i++];
-      if (c != '\n') {
-        if (r->size_len + 1 < sizeof r->size_line) r->size_line[r->size_len++] = c;
-        continue;
-      }
-      r->size_line[r->size_len] = 0;
-      r->need = strtoul(r->size_line, NULL, 16);
-      r->size_len = 0;
-      if (!r->need) r->ended = 1;  // the last chunk
-    }
-  }
+  if (!r->ended) unchunk(&r->body, d, n, on_data, r);
+  if (r->body.last) r->ended = 1;
 }
 
 // One read of the socket; -1 on an error (errno) or a bad head. At EOF the answer has ended.

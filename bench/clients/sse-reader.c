@@ -41,11 +41,7 @@ struct stream {
   int chunked;
   int ended;
   long tokens;
-  // The chunked body's state: bytes left in this chunk's data, the CRLF after it, the size line so far.
-  size_t need;
-  int skip;
-  char size_line[32];
-  int size_len;
+  struct unchunk body;  // the chunked framing's state
   // A token cut by a read or a chunk boundary: its first bytes (`T` and digits), finished by what follows.
   char carry[32];
   int carry_len;
@@ -104,31 +100,22 @@ static void scan(struct stream *s, const char *p, size_t n, double t) {
   }
 }
 
+// What scan needs beside the bytes, for unchunk's callback.
+struct scan_ctx {
+  struct stream *s;
+  double t;
+};
+
+static void on_data(void *ctx, const char *p, size_t n) {
+  struct scan_ctx *c = ctx;
+  scan(c->s, p, n, c->t);
+}
+
 // Undoes the chunked framing of what a read gave, handing the data to scan.
 static void body(struct stream *s, const char *p, size_t n, double t) {
   if (!s->chunked) return scan(s, p, n, t);
-  size_t i = 0;
-  while (i < n) {
-    if (s->need) {
-      size_t k = n - i < s->need ? n - i : s->need;
-      scan(s, p + i, k, t);
-      i += k;
-      s->need -= k;
-      if (!s->need) s->skip = 2;
-    } else if (s->skip) {
-      i++;
-      s->skip--;
-    } else if (p[i] == '\n') {
-      s->size_line[s->size_len] = 0;
-      s->need = strtoul(s->size_line, NULL, 16);
-      s->size_len = 0;
-      if (!s->need) s->skip = 2;  // the last chunk: what follows is its CRLF
-      i++;
-    } else {
-      if (s->size_len < (int)sizeof s->size_line - 1) s->size_line[s->size_len++] = p[i];
-      i++;
-    }
-  }
+  struct scan_ctx c = {s, t};
+  unchunk(&s->body, p, n, on_data, &c);
 }
 
 static void end_stream(struct stream *s) {

@@ -25,7 +25,7 @@ import { startNginxRelay, startNodeRelay } from '../lib/contenders.mjs';
 import { CPU, spawnLineClient, spawnPinned } from '../lib/proc.mjs';
 import { usageWindow } from '../lib/procfs.mjs';
 import { distribution, summary } from '../lib/stats.mjs';
-import { chatBody, fire, script, startLlmEngine, until } from '../lib/tokens.mjs';
+import { chatBody, script, startLlmEngine, until } from '../lib/tokens.mjs';
 
 const EVERY_MS = 100;
 
@@ -44,14 +44,11 @@ async function openOne(contender, srv, reader, i, prompt) {
   };
   if (contender === 'engine') {
     const site = srv.sites[Math.floor(i / 4)];
-    const r = await sessionApi(srv, site).prepare({ prompt });
+    const api = sessionApi(srv, site);
+    const r = await api.prepare({ prompt });
     if (r.status !== 201) throw new Error(`prepare: ${r.status} ${r.body}`);
-    const id = encodeURIComponent(r.json.sessionId);
-    await opened(`open ${srv.port} ${id} ${site.origin} ${site.token}`);
-    const a = await fire(srv.port, {
-      path: `/session/${id}/approve`,
-      headers: { Origin: site.origin, Authorization: `Bearer ${site.token}`, 'Content-Type': 'application/json' },
-    });
+    await opened(`open ${srv.port} ${encodeURIComponent(r.json.sessionId)} ${site.origin} ${site.token}`);
+    const a = await api.approve(r.json.sessionId);
     if (a.status !== 200) throw new Error(`approve: ${a.status} ${a.body}`);
     return;
   }
