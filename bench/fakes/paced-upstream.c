@@ -10,9 +10,16 @@
 //
 // GET  /v1/models            {data: [{id: "bench"}]} (keep-alive: the engine's pool reuses the connection)
 // POST /v1/chat/completions  the script as openai-upstream.mjs reads it (count=N every=MS in the body):
-//                            chunk i (from 1) is due at the request's arrival + i*every; a late one is
-//                            written as soon as it can be, each with its own timestamp. count=0: endless.
+//                            chunk i (from 1) is due at the stream's phase + i*every (below); a late one
+//                            is written as soon as it can be, each with its own timestamp. count=0: endless.
 //                            every=0 is refused (bursts are the Node server's).
+// A stream's phase is set by its place among the streams, not by when its request came: the k-th stream
+// since the server last had none open gets phase(k), a fixed pseudo-random point of the period, measured
+// from the first one's arrival. So every contender's round offers the same schedule, independent
+// streams spread at random over the period, however fast or evenly its streams were opened. Timed by
+// arrival, they were not: the engine's streams (prepare, open, approve each) opened in clumps, and its
+// rounds got about twice as many chunks in the busiest millisecond of the period as nginx's
+// (docs/PERFORMANCE.md, "Scenario 7's tail").
 // Each stream's chunks are written by one write each; a write the socket does not take whole is kept and
 // finished when it drains, and later chunks queue behind it (at most 1 MB, then the stream is closed).
 #define _GNU_SOURCE
@@ -45,6 +52,31 @@ struct conn {
 
 static struct conn conns[MAX_FDS];
 static int ep, tfd;
+
+// The streams now scheduled, and the ordinal and start of the current round (see the top).
+static long streams_open, round_k;
+static double round_epoch;
+
+// phase(k) as a fraction of the period: splitmix64 of k, so the same k gets the same point every round.
+static double phase_of(long k) {
+  uint64_t z = (uint64_t)k * 0x9E3779B97F4A7C15ull + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (double)(z >> 11) / (double)(1ull << 53);
+}
+
+// The first chunk's time for a stream starting now: the first point of its phase's grid after now.
+static double first_due(long every_us, double now) {
+  if (streams_open == 0) {
+    round_k = 0;
+    round_epoch = now;
+  }
+  streams_open++;
+  double due = round_epoch + phase_of(round_k++) * (double)every_us;
+  if (due <= now) due += (double)every_us * (double)(long)((now - due) / (double)every_us + 1);
+  return due;
+}
 
 struct due { double at; int fd; unsigned gen; };
 static struct due *heap;
@@ -98,6 +130,7 @@ static void arm_timer(void) {
 
 static void close_conn(int fd) {
   struct conn *c = &conns[fd];
+  if (c->streaming) streams_open--;
   free(c->in);
   free(c->out);
   unsigned gen = c->gen + 1;
@@ -170,6 +203,7 @@ static int write_due(int fd, double now) {
     static const char done[] = "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n";
     if (send_bytes(fd, done, sizeof done - 1) < 0) return -1;
     c->streaming = 0;  // done: the connection stays open for the client to close
+    streams_open--;
   }
   return 0;
 }
@@ -215,7 +249,7 @@ static int handle_requests(int fd) {
       char json[512];
       if (send_event(fd, json, chunk_json(json, sizeof json, "{\"role\":\"assistant\",\"content\":\"\"}", "null")) < 0) return -1;
       c->streaming = 1;
-      c->due = now_us() + (double)c->every_us;
+      c->due = first_due(c->every_us, now_us());
       heap_push((struct due){c->due, fd, c->gen});
       arm_timer();
     } else {

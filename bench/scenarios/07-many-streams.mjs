@@ -1,7 +1,8 @@
 // Scenario 7: 1,000 concurrent SSE streams (200 with --quick) at 10 events/s each. The model server
 // (bench/fakes/paced-upstream.c, helper CPU) answers every chat request with an endless stream, one
-// timestamped chunk every 100 ms, and a lean C reader (bench/clients/sse-reader.c, helper CPU) holds all
-// the streams open:
+// timestamped chunk every 100 ms at a phase set by the stream's place in the round (so each contender is
+// offered the same schedule, however its streams opened), and a lean C reader
+// (bench/clients/sse-reader.c, helper CPU) holds all the streams open:
 //   direct   each stream read straight from the model server (what the relays add to)
 //   engine   one page session per stream (250 connected sites, 4 sessions each), its turn streaming
 //   nginx    nginx relaying each stream's bytes (proxy_buffering off)
