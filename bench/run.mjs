@@ -6,6 +6,7 @@
 // Scenarios are the files of bench/scenarios/; bench/README.md describes their interface.
 
 import { LEURIA_BIN, RESULTS, ROOT } from './lib/env.mjs';  // first: sets LEURIA_BIN for tests/e2e/lib
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -90,12 +91,19 @@ async function runScenario(s, opts) {
   const res = {
     scenario, startedAt, finishedAt: new Date().toISOString(),
     machine: machineAfter(machine),
-    options: { rounds: opts.rounds, quick: opts.quick, bin: LEURIA_BIN, node: process.version, host: os.hostname() },
+    options: { rounds: opts.rounds, quick: opts.quick, bin: LEURIA_BIN, commit: COMMIT, node: process.version, host: os.hostname() },
     raw, medians, errors,
   };
   res.checked = checkTargets(s.targets, medians, raw);
   return res;
 }
+
+// The checkout the run measured (`-dirty`: with changes not committed), for bench/verdicts and whoever reads
+// the JSON later; null outside a git checkout. LEURIA_BIN may name another binary: `options.bin` says which.
+const COMMIT = (() => {
+  const r = spawnSync('git', ['-C', ROOT, 'describe', '--always', '--dirty', '--abbrev=7'], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
+})();
 
 async function main() {
   const scenarios = await loadScenarios();

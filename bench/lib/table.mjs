@@ -2,7 +2,8 @@
 // contender to the scenario's baseline, then the targets with a pass/miss mark. Plain text: it goes
 // to a terminal and, pasted, into docs/PERFORMANCE.md.
 
-const fmt = (v) => {
+/** A figure as the table prints it: whole numbers grouped, small ones to two significant digits. */
+export const fmt = (v) => {
   if (v == null || Number.isNaN(v)) return '-';
   const a = Math.abs(v);
   if (Number.isInteger(v) || a >= 1000) return Math.round(v).toLocaleString('en-US');
