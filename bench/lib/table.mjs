@@ -12,7 +12,8 @@ export const fmt = (v) => {
   if (a >= 1) return v.toFixed(2);
   return v.toPrecision(2);  // small figures (an idle CPU %) keep two significant digits: 0.053, not 0.05
 };
-const ratio = (v) => (v == null || !Number.isFinite(v) ? '-' : `${v.toFixed(2)}×`);
+/** A ratio as the table prints it: two decimals and ×, `-` where there is none. */
+export const ratio = (v) => (v == null || !Number.isFinite(v) ? '-' : `${v.toFixed(2)}×`);
 
 function render(rows) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));

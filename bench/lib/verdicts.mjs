@@ -4,7 +4,7 @@
 // is met, one met in five of nine sits at its bound (docs/PERFORMANCE.md, "Where the engine stands").
 // Read by bench/verdicts; pure functions here, so bench/lib/verdicts.test.mjs can check them.
 
-import { fmt as figure } from './table.mjs';
+import { fmt as figure, ratio } from './table.mjs';
 
 /** `<stamp>-<scenario>.json` → {stamp, id}, or null for any other name (.dat, .png, other files). */
 export function parseName(name) {
@@ -56,7 +56,7 @@ export function matrix(runs) {
   }));
 }
 
-const fmt = (v, vs) => (v == null || !Number.isFinite(v) ? '-' : vs ? `${v.toFixed(2)}×` : figure(v));
+const fmt = (v, vs) => (vs ? ratio(v) : figure(v));
 
 /**
  * The matrix as text: one line per target, a column per run (its value, `*` where it missed), headed by
