@@ -4,6 +4,7 @@
 // is met, one met in five of nine sits at its bound (docs/PERFORMANCE.md, "Where the engine stands").
 // Read by bench/verdicts; pure functions here, so bench/lib/verdicts.test.mjs can check them.
 
+import { AB } from './ab.mjs';
 import { fmt as figure, ratio } from './table.mjs';
 
 /** `<stamp>-<scenario>.json` → {stamp, id}, or null for any other name (.dat, .png, other files). */
@@ -42,6 +43,7 @@ export function matrix(runs) {
   for (const run of runs) {
     for (const res of run.results) {
       for (const t of res.checked || []) {
+        if (t.contender === AB || t.vs === AB) continue;  // bench/run --ab: the other binary's twin of a target
         const key = `${res.scenario.id}\u0000${t.text}`;
         const unit = t.vs ? '' : res.scenario.figures?.[t.figure]?.unit ?? '';
         if (!rows.has(key)) rows.set(key, { id: res.scenario.id, text: t.text, vs: t.vs, unit, verdicts: [] });

@@ -41,4 +41,11 @@ describe('bench verdicts', () => {
     assert.doesNotMatch(text, /^commit/m, 'no commit line when no run recorded one');
     assert.match(formatMatrix([r], ['a', 'b', 'c'], { a: 'abc1234', c: 'def5678-dirty' }), /^commit +abc1234 +\? +def5678-dirty$/m);
   });
+
+  it('a run with a second binary (bench/run --ab) counts for the engine, not for engine-b’s twins', () => {
+    const t = { text: 'x ≤ nginx', contender: 'engine', vs: 'nginx', figure: 'x' };
+    const twin = { ...t, contender: 'engine-b', text: 'x ≤ nginx (engine-b)' };
+    const rows = matrix([{ stamp: 'a', results: [result('1', [{ ...t, pass: true, value: 0.9 }, { ...twin, pass: false, value: 1.4 }])] }]);
+    assert.deepEqual(rows.map((r) => [r.text, r.held, r.of]), [['x ≤ nginx', 1, 1]]);
+  });
 });

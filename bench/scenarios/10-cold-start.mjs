@@ -10,7 +10,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { cleanEnv } from '../../tests/e2e/lib/engine.mjs';
-import { BUILD, FLOORS, LEURIA_BIN } from '../lib/env.mjs';
+import { BUILD, FLOORS } from '../lib/env.mjs';
 import { untilOk } from '../lib/http1.mjs';
 import { healthLocation, nginxConfig, NGINX } from '../lib/nginx.mjs';
 import { freePort, spawnPinned } from '../lib/proc.mjs';
@@ -22,7 +22,7 @@ const BODY = '{"ok":true}';
 // How each contender is spawned on a given port (no readiness line: the 200 is the signal).
 const spawners = {
   async engine(ctx, port) {
-    return spawnPinned(LEURIA_BIN, ['--port', String(port), '--no-open'], {
+    return spawnPinned(ctx.bin, ['--port', String(port), '--no-open'], {
       cpu: ctx.cpu.server, ready: null, env: cleanEnv({ LEURIA_HOME: ctx.state.home }),
     });
   },

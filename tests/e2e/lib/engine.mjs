@@ -13,7 +13,17 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const BIN = process.env.LEURIA_BIN || path.join(ROOT, 'build/leuria');
+// The binary every start spawns. `let`, so that an importer sees a change (ES modules bind live).
+export let BIN = process.env.LEURIA_BIN || path.join(ROOT, 'build/leuria');
+/**
+ * Makes the engines started from now on run `bin` (bench/run.mjs --ab: a second binary's rounds,
+ * between the first's). Returns the binary it replaced.
+ */
+export function useEngineBinary(bin) {
+  const before = BIN;
+  BIN = bin;
+  return before;
+}
 export const VERSION = '0.1.0';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef-0123456789';
 
