@@ -1,6 +1,6 @@
 // `bench/run --ab BIN`: a second engine binary measured in the same run as the first, as one more
 // contender, `engine-b`, whose round comes beside the engine's in every round (after it in odd rounds,
-// before it in even ones). Two binaries compared in alternated whole runs are an hour apart at worst and
+// before it in even ones). Two binaries compared in alternated whole runs are minutes apart, and
 // a slow spell of the machine can fall on one of them; in the same rounds they share it, and each
 // round's pair can be read alone. The scenario is not told: its `engine` round runs with the other
 // binary (bench/run.mjs switches it), so every scenario takes part without a line of its own.
