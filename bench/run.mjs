@@ -82,7 +82,7 @@ async function runScenario(s, opts) {
   try {
     for (let r = 1; r <= opts.rounds; r++) {
       ctx.round = r;
-      for (const c of opts.ab ? abRoundOrder(contenders, r) : contenders) {
+      for (const c of abRoundOrder(contenders, r)) {
         const t0 = performance.now();
         try {
           const out = c === AB ? await roundOf(opts.ab, s, ctx) : await s.round(c, ctx);

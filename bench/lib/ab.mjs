@@ -6,6 +6,7 @@
 // binary (bench/run.mjs switches it), so every scenario takes part without a line of its own.
 
 import { fmt, ratio as showRatio } from './table.mjs';
+import { value as ratio } from './targets.mjs';
 
 export const AB = 'engine-b';
 
@@ -40,8 +41,6 @@ export function abTargets(targets = []) {
     return [t, { ...t, contender: swap(t.contender), ...(t.vs ? { vs: swap(t.vs) } : {}), text: `${t.text} (${AB})` }];
   });
 }
-
-const ratio = (b, a) => (a == null || b == null || a === 0 ? null : b / a);
 
 /**
  * engine-b against engine, figure by figure: the two medians, their ratio, each round's ratio (the

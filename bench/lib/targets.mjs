@@ -7,7 +7,8 @@
 // both contenders' figures of that round). The medians decide pass or miss; the rounds show whether a
 // verdict is one the noise could turn (a miss that is within the bound in most rounds, or a pass in few).
 
-const value = (a, b) => (a == null || b == null || b === 0 ? null : a / b);
+/** a / b, or null where either is missing or b is 0. */
+export const value = (a, b) => (a == null || b == null || b === 0 ? null : a / b);
 const within = (t, v) => (t.max == null || v <= t.max) && (t.min == null || v >= t.min);
 
 /** The target's value in each round where every figure it needs was measured, in round order. */
