@@ -17,9 +17,9 @@
 //                                 open GET /session/SESSION/stream (Origin, Authorization: Bearer) on a fresh
 //                                 connection and read its head (200); answers "open". Not timed
 //   approve PORT SESSION ORIGIN BEARER
-//                                 timed: POST /session/SESSION/approve on a fresh connection, reading it and
-//                                 the session's stream (opened by `open`, else first opened here, untimed)
-//                                 as bytes arrive. The approve's answer must be 200
+//                                 timed: POST /session/SESSION/approve on a fresh connection (kept alive, as a
+//                                 page's fetch), reading it and the session's stream (opened by `open`, else
+//                                 first opened here, untimed) as bytes arrive. The approve's answer must be 200
 // Why the wait, and why the engine's stream has a line of its own: the driver runs on CPU 1 with the model
 // server, and a request that reached the model server soon after the driver's last work there found that
 // CPU awake; one that came later found it idle, and on this VM an idle vCPU wakes later and answers slower
@@ -75,11 +75,14 @@ struct resp {
   size_t tail_len;
   int token;       // a token was seen
   int ended;       // the answer's end was seen, or the connection closed
+  long length;     // the body's Content-Length, -1 without one
+  long got;        // body bytes read, of a body with a Content-Length
 };
 
 static void resp_init(struct resp *r, int fd) {
   memset(r, 0, sizeof *r);
   r->fd = fd;
+  r->length = -1;
 }
 
 // Body bytes: look for a token and for the end, across reads (the last bytes are kept).
@@ -109,6 +112,8 @@ static void on_data(void *r, const char *d, size_t n) { body_bytes(r, d, n); }
 static void dechunk(struct resp *r, const char *d, size_t n) {
   if (!r->chunked) {
     body_bytes(r, d, n);
+    r->got += (long)n;
+    if (r->length >= 0 && r->got >= r->length) r->ended = 1;
     return;
   }
   if (!r->ended) unchunk(&r->body, d, n, on_data, r);
@@ -140,9 +145,12 @@ static int resp_read(struct resp *r) {
     if (sscanf(r->head, "HTTP/1.%*d %d", &r->status) != 1 || r->status == 0) return -1;
     for (char *p = r->head; p < end; p++) *p = (char)tolower((unsigned char)*p);
     r->chunked = memmem(r->head, head_bytes, "\r\ntransfer-encoding: chunked", 28) != NULL;
+    const char *cl = memmem(r->head, head_bytes, "\r\ncontent-length:", 17);
+    if (cl && !r->chunked) r->length = strtol(cl + 17, NULL, 10);
     size_t used = head_bytes - (r->head_len - take);  // of this read's bytes, those of the head
     d += used;
     len -= used;
+    if (r->length == 0) r->ended = 1;
   }
   if (len) dechunk(r, d, len);
   return 0;
@@ -248,7 +256,12 @@ static double approve(int port, const char *session, const char *origin, const c
   struct resp ans;
   resp_init(&ans, afd);
   char approve_extra[2200];
-  snprintf(approve_extra, sizeof approve_extra, "%sContent-Type: application/json\r\nConnection: close\r\n", extra);
+  // No `Connection: close`: a page's fetch keeps its connection (the header is one fetch may not set), so
+  // the engine never closes it after the answer; asked to, it did so between sending the model request and
+  // reading its answer, and this client woke once more to read the close (docs/PERFORMANCE.md, findings,
+  // "scenario 5, the approve's connection"). The answer's end is its Content-Length; the connection is
+  // closed after the trial, off the clock, as the other contenders' are.
+  snprintf(approve_extra, sizeof approve_extra, "%sContent-Type: application/json\r\n", extra);
   snprintf(path, sizeof path, "/session/%s/approve", session);
   int failed = send_request(afd, port, "POST", path, approve_extra, "") < 0;
   while (!failed && !(stream->ended && ans.ended)) {
