@@ -5,9 +5,9 @@
 //   engine   a page's session prepared with its prompt; the client opens its event stream (a line of
 //            its own, off the clock), then, on the next line, the clock starts as the approve is sent
 //            (a fresh connection kept alive, as a page's fetch: no `Connection: close` since 2026-12-05)
-//            and stops at the first `chunk` read from the stream. The engine starts the llm:bench backend (GET /v1/models, "reach the server once",
-//            skipped here: the server answered another session's start within 30 s) and streams
-//            POST /v1/chat/completions on a kept connection.
+//            and stops at the first `chunk` read from the stream. The engine starts the llm:bench
+//            backend (GET /v1/models, "reach the server once", skipped here: the server answered another
+//            session's start within 30 s) and streams POST /v1/chat/completions on a kept connection.
 //   direct   the same chat request straight to the upstream (a fresh connection): the issue's
 //            comparison. Its rounds also time GET /v1/models then the chat request, the two requests
 //            the engine makes ("direct, models + chat"), to show what of the added time is that
