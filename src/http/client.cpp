@@ -5,6 +5,7 @@
 #include "transport/lookup.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/compose.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -18,6 +19,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <exception>
 #include <optional>
 #include <unordered_map>
 
@@ -92,12 +94,103 @@ bool parse_buffered(Reading& r, beast::error_code& ec, HandOver&& hand_over) {
 // A read of the body. On plain TCP it is drained (transport/drained_read.hpp; `fetch` asks the kernel
 // to count what remains): a model streams a read per token, and the read after each one found nothing
 // (bench scenario 7). Beast's stream adds nothing here: the body's deadline is `exchange`'s own.
-auto read_some(beast::tcp_stream& stream, asio::mutable_buffer space) {
-  return transport::async_read_drained(stream.socket(), space, asio::as_tuple(asio::use_awaitable));
+template <class Token>
+auto read_some(beast::tcp_stream& stream, asio::mutable_buffer space, Token&& token) {
+  return transport::async_read_drained(stream.socket(), space, static_cast<Token&&>(token));
 }
-auto read_some(beast::ssl_stream<beast::tcp_stream>& stream, asio::mutable_buffer space) {
-  return stream.async_read_some(space, asio::as_tuple(asio::use_awaitable));
+template <class Token>
+auto read_some(beast::ssl_stream<beast::tcp_stream>& stream, asio::mutable_buffer space, Token&& token) {
+  return stream.async_read_some(space, static_cast<Token&&>(token));
 }
+
+// What the body needs next, once what was read so far is parsed and handed over.
+enum class Next {
+  read,             // more of it, from the server
+  wait_for_room,    // the caller's reader is full: wait (spec.before_read), then read
+  end,              // the whole body is read
+  stop,             // the caller stopped reading
+  broke_off,        // the parser refused the bytes, or the body was cut short
+  read_failed,      // the read failed (the deadline's cancel among the causes)
+  threw,            // the caller's on_data (or the parser) threw: rethrown in the coroutine
+};
+
+// The body's reads, as one operation with a plain handler: it reads, parses and hands over until the
+// body needs something else, and only then resumes the coroutine. With a co_await per read, each token
+// (one read each, when a model streams) also made, pushed and popped a coroutine frame (Asio's
+// use_awaitable initiates through a coroutine of its own) and resumed `exchange` through Asio's pump,
+// on the path from the token's read to its write to the page (bench scenarios 2 and 7).
+template <class Stream, class HandOver>
+struct BodyReads {
+  // In exchange's frame, which waits for the operation: it outlives every read.
+  struct State {
+    Stream& stream;
+    Reading& r;
+    HandOver& hand_over;
+    ReadDeadline& deadline;
+    bool& silent;
+    std::chrono::seconds read_timeout;
+    std::function<bool()>& must_wait;
+    bool may_wait;
+    beast::error_code ec;  // why it broke off or failed
+    std::exception_ptr thrown;
+  };
+  State* s;
+  Next* next;
+
+  // Parses what is buffered and says what comes next.
+  static Next advance(State& s) {
+    if (!parse_buffered(s.r, s.ec, s.hand_over)) return Next::stop;
+    if (s.ec) return Next::broke_off;
+    if (s.r.parser.is_done()) return Next::end;
+    if (s.may_wait && (!s.must_wait || s.must_wait())) return Next::wait_for_room;
+    return Next::read;
+  }
+
+  // Started only when a read is due, so it never completes before its first read does.
+  template <class Self>
+  void operator()(Self& self) {
+    read(self);
+  }
+  template <class Self>
+  void operator()(Self& self, beast::error_code rec, std::size_t n) {
+    // What throws here would leave io_context::run(): it goes back to the coroutine instead, which
+    // rethrows it where a co_await per read would have had it, so the request's wrapper catches it.
+    Next after = Next::threw;
+    try {
+      after = on_read(rec, n);
+    } catch (...) {
+      s->thrown = std::current_exception();
+    }
+    if (after != Next::read) return finish(self, after);
+    read(self);
+  }
+
+ private:
+  Next on_read(beast::error_code rec, std::size_t n) {
+    s->r.buffer.commit(n);
+    if (rec == asio::error::eof) {
+      // The end of a body that runs to the close, or a body cut short (the parser says which).
+      s->r.parser.put_eof(s->ec);
+      if (s->ec) return Next::broke_off;
+    } else if (rec) {
+      s->ec = rec;
+      return Next::read_failed;
+    }
+    return advance(*s);
+  }
+  template <class Self>
+  void read(Self& self) {
+    // A deadline that passed just as the last read completed cancelled nothing: only this read counts.
+    s->silent = false;
+    s->deadline.set(s->read_timeout);
+    read_some(s->stream, s->r.buffer.prepare(kReadBytes), std::move(self));
+  }
+  template <class Self>
+  void finish(Self& self, Next after) {
+    *next = after;
+    self.complete();
+  }
+};
 
 template <class Stream>
 asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const std::string& request,
@@ -148,39 +241,31 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
     r.got = 0;
     return more;
   };
-  for (;;) {
-    beast::error_code ec;
-    if (!parse_buffered(r, ec, hand_over)) {
-      o.stopped = true;
-      co_return o;
-    }
-    if (ec) {
-      out.error = "The answer broke off: " + ec.message();
-      co_return o;
-    }
-    if (r.parser.is_done()) break;
-    if (may_wait && (!must_wait || must_wait())) {
+  using Reads = BodyReads<Stream, decltype(hand_over)>;
+  typename Reads::State reads{stream, r, hand_over, deadline, silent, read_timeout, must_wait, may_wait, {}};
+  Next next = Reads::advance(reads);
+  while (next == Next::read || next == Next::wait_for_room) {
+    if (next == Next::wait_for_room) {
       deadline.clear();
       co_await spec.before_read();
     }
-    // A deadline that passed just as the last read completed cancelled nothing: only this read counts.
-    silent = false;
-    deadline.set(read_timeout);
-    auto [rec, n] = co_await read_some(stream, r.buffer.prepare(kReadBytes));
-    r.buffer.commit(n);
-    if (rec == asio::error::eof) {
-      // The end of a body that runs to the close, or a body cut short (the parser says which).
-      r.parser.put_eof(ec);
-      if (ec) {
-        out.error = "The answer broke off: " + ec.message();
-        co_return o;
-      }
-    } else if (rec) {
+    co_await asio::async_compose<const asio::use_awaitable_t<>&, void()>(Reads{&reads, &next}, asio::use_awaitable);
+  }
+  if (next == Next::threw) std::rethrow_exception(reads.thrown);
+  switch (next) {
+    case Next::stop:
+      o.stopped = true;
+      co_return o;
+    case Next::broke_off:
+      out.error = "The answer broke off: " + reads.ec.message();
+      co_return o;
+    case Next::read_failed:
       // Plain if/else: GCC 12 mishandles class-type ?: temporaries inside coroutines.
       if (silent) out.error = "The server stopped answering";
-      else out.error = "The answer broke off: " + rec.message();
+      else out.error = "The answer broke off: " + reads.ec.message();
       co_return o;
-    }
+    default:
+      break;
   }
   out.complete = true;
   o.reusable = r.parser.keep_alive() && r.buffer.size() == 0;

@@ -12,7 +12,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <exception>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,10 @@ struct Exchange {
   http::ClientResult result;
   std::chrono::seconds read_timeout{5};
   std::function<asio::awaitable<void>()> before_read;  // a full reader's wait, before each body read
+  std::function<bool()> must_wait;                     // asked first: whether to await before_read
+  std::size_t stop_after = 0;                          // on_data says stop at this piece (0: never)
+  std::size_t throw_at = 0;                            // on_data throws at this piece (0: never)
+  std::exception_ptr thrown;                           // what fetch's coroutine ended with
 
   void run(Script script) {
     asio::co_spawn(ioc, [this, script]() -> asio::awaitable<void> {
@@ -54,10 +60,15 @@ struct Exchange {
     req.url = "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/stream";
     req.read_timeout = read_timeout;
     req.before_read = before_read;
+    req.must_wait = must_wait;
     asio::co_spawn(ioc, http::fetch(ioc.get_executor(), req, [this](std::string_view d) {
       pieces.emplace_back(d);
-      return true;
-    }, nullptr), [this](std::exception_ptr, http::ClientResult r) { result = std::move(r); });
+      if (throw_at != 0 && pieces.size() == throw_at) throw std::runtime_error("the caller failed");
+      return stop_after == 0 || pieces.size() < stop_after;
+    }, nullptr), [this](std::exception_ptr e, http::ClientResult r) {
+      thrown = e;
+      result = std::move(r);
+    });
     ioc.run_for(std::chrono::seconds(10));
   }
   std::string body() const {
@@ -233,4 +244,66 @@ TEST(HttpClientBody, WaitingForAFullReaderIsNotTheServersSilence) {
   EXPECT_TRUE(x.result.complete) << x.result.error;
   EXPECT_EQ(x.body(), "data: one\n\ndata: two\n\n");
   EXPECT_GE(waits, 1);
+}
+
+TEST(HttpClientBody, AFullReaderIsWaitedForOnlyWhenMustWaitSaysSo) {
+  // The body's reads run as one operation that goes back to fetch's coroutine only to wait: asked
+  // before every read, a wait happens only when must_wait says so, and the reads go on after it.
+  Exchange x;
+  int asked = 0, waits = 0;
+  x.must_wait = [&] { return ++asked % 2 == 0; };
+  x.before_read = [&]() -> asio::awaitable<void> {
+    ++waits;
+    co_await pause(std::chrono::milliseconds(20));
+  };
+  std::string expected;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, kChunkedHead);
+    for (int i = 0; i < 6; ++i) {
+      const std::string line = "data: " + std::to_string(i) + "\n\n";
+      expected += line;
+      co_await send(s, chunked(line));
+      co_await pause(std::chrono::milliseconds(50));
+    }
+    co_await send(s, "0\r\n\r\n");
+  });
+  EXPECT_TRUE(x.result.complete) << x.result.error;
+  EXPECT_EQ(x.body(), expected);
+  EXPECT_GE(asked, 6);  // once before each read
+  EXPECT_EQ(waits, asked / 2);
+}
+
+TEST(HttpClientBody, ACallerThatStopsReadsNoFurther) {
+  // on_data said stop (the stream's last event came): the answer is not complete, and no error.
+  Exchange x;
+  x.stop_after = 2;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, kChunkedHead);
+    for (int i = 0; i < 4; ++i) {
+      co_await send(s, chunked("data: " + std::to_string(i) + "\n\n"));
+      co_await pause(std::chrono::milliseconds(50));
+    }
+    co_await send(s, "0\r\n\r\n");
+  });
+  EXPECT_FALSE(x.result.complete);
+  EXPECT_EQ(x.result.error, "");
+  EXPECT_EQ(x.body(), "data: 0\n\ndata: 1\n\n");
+}
+
+TEST(HttpClientBody, WhatTheCallerThrowsEndsTheFetchNotTheLoop) {
+  // on_data runs from the body's read operation, outside fetch's coroutine: what it throws must still
+  // reach the coroutine's completion (the request's one wrapper), not leave io_context::run().
+  Exchange x;
+  x.throw_at = 2;
+  EXPECT_NO_THROW(x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, kChunkedHead);
+    for (int i = 0; i < 4; ++i) {
+      co_await send(s, chunked("data: " + std::to_string(i) + "\n\n"));
+      co_await pause(std::chrono::milliseconds(50));
+    }
+    co_await send(s, "0\r\n\r\n");
+  }));
+  ASSERT_TRUE(x.thrown);
+  EXPECT_THROW(std::rethrow_exception(x.thrown), std::runtime_error);
+  EXPECT_EQ(x.pieces.size(), 2u);
 }
