@@ -87,6 +87,19 @@ asio::awaitable<void> pause(std::chrono::milliseconds ms) {
   co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
+// A paced model's answer: `n` chunks `data: <i>`, `gap` apart, then the body's end. What it sends is
+// added to *sent, when given.
+asio::awaitable<void> trickle(tcp::socket& s, int n, std::chrono::milliseconds gap, std::string* sent) {
+  co_await send(s, kChunkedHead);
+  for (int i = 0; i < n; ++i) {
+    const std::string line = "data: " + std::to_string(i) + "\n\n";
+    if (sent) *sent += line;
+    co_await send(s, chunked(line));
+    co_await pause(gap);
+  }
+  co_await send(s, "0\r\n\r\n");
+}
+
 }  // namespace
 
 TEST(HttpClientBody, ChunksThatArriveTogetherAreHandedOverTogether) {
@@ -177,16 +190,7 @@ TEST(HttpClientBody, PiecesThatTrickleInArriveEachOnItsOwn) {
   // A paced model: each read empties the socket, and the next waits for it to be readable.
   Exchange x;
   std::string expected;
-  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
-    co_await send(s, kChunkedHead);
-    for (int i = 0; i < 20; ++i) {
-      const std::string line = "data: " + std::to_string(i) + "\n\n";
-      expected += line;
-      co_await send(s, chunked(line));
-      co_await pause(std::chrono::milliseconds(5));
-    }
-    co_await send(s, "0\r\n\r\n");
-  });
+  x.run([&](tcp::socket& s) { return trickle(s, 20, std::chrono::milliseconds(5), &expected); });
   EXPECT_TRUE(x.result.complete) << x.result.error;
   EXPECT_EQ(x.body(), expected);
   EXPECT_EQ(x.pieces.size(), 20u);
@@ -212,16 +216,7 @@ TEST(HttpClientBody, TheDeadlineMovesOnWithEachPiece) {
   Exchange x;
   x.read_timeout = std::chrono::seconds(1);
   std::string expected;
-  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
-    co_await send(s, kChunkedHead);
-    for (int i = 0; i < 8; ++i) {
-      const std::string line = "data: " + std::to_string(i) + "\n\n";
-      expected += line;
-      co_await send(s, chunked(line));
-      co_await pause(std::chrono::milliseconds(300));
-    }
-    co_await send(s, "0\r\n\r\n");
-  });
+  x.run([&](tcp::socket& s) { return trickle(s, 8, std::chrono::milliseconds(300), &expected); });
   EXPECT_TRUE(x.result.complete) << x.result.error;
   EXPECT_EQ(x.body(), expected);
 }
@@ -257,16 +252,7 @@ TEST(HttpClientBody, AFullReaderIsWaitedForOnlyWhenMustWaitSaysSo) {
     co_await pause(std::chrono::milliseconds(20));
   };
   std::string expected;
-  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
-    co_await send(s, kChunkedHead);
-    for (int i = 0; i < 6; ++i) {
-      const std::string line = "data: " + std::to_string(i) + "\n\n";
-      expected += line;
-      co_await send(s, chunked(line));
-      co_await pause(std::chrono::milliseconds(50));
-    }
-    co_await send(s, "0\r\n\r\n");
-  });
+  x.run([&](tcp::socket& s) { return trickle(s, 6, std::chrono::milliseconds(50), &expected); });
   EXPECT_TRUE(x.result.complete) << x.result.error;
   EXPECT_EQ(x.body(), expected);
   EXPECT_GE(asked, 6);  // once before each read
@@ -277,14 +263,7 @@ TEST(HttpClientBody, ACallerThatStopsReadsNoFurther) {
   // on_data said stop (the stream's last event came): the answer is not complete, and no error.
   Exchange x;
   x.stop_after = 2;
-  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
-    co_await send(s, kChunkedHead);
-    for (int i = 0; i < 4; ++i) {
-      co_await send(s, chunked("data: " + std::to_string(i) + "\n\n"));
-      co_await pause(std::chrono::milliseconds(50));
-    }
-    co_await send(s, "0\r\n\r\n");
-  });
+  x.run([&](tcp::socket& s) { return trickle(s, 4, std::chrono::milliseconds(50), nullptr); });
   EXPECT_FALSE(x.result.complete);
   EXPECT_EQ(x.result.error, "");
   EXPECT_EQ(x.body(), "data: 0\n\ndata: 1\n\n");
@@ -295,14 +274,7 @@ TEST(HttpClientBody, WhatTheCallerThrowsEndsTheFetchNotTheLoop) {
   // reach the coroutine's completion (the request's one wrapper), not leave io_context::run().
   Exchange x;
   x.throw_at = 2;
-  EXPECT_NO_THROW(x.run([&](tcp::socket& s) -> asio::awaitable<void> {
-    co_await send(s, kChunkedHead);
-    for (int i = 0; i < 4; ++i) {
-      co_await send(s, chunked("data: " + std::to_string(i) + "\n\n"));
-      co_await pause(std::chrono::milliseconds(50));
-    }
-    co_await send(s, "0\r\n\r\n");
-  }));
+  EXPECT_NO_THROW(x.run([&](tcp::socket& s) { return trickle(s, 4, std::chrono::milliseconds(50), nullptr); }));
   ASSERT_TRUE(x.thrown);
   EXPECT_THROW(std::rethrow_exception(x.thrown), std::runtime_error);
   EXPECT_EQ(x.pieces.size(), 2u);
