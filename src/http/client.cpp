@@ -137,6 +137,13 @@ struct BodyReads {
   State* s;
   Next* next;
 
+  // Before each read: its deadline. A deadline that passed just as the last read completed cancelled
+  // nothing, so only this read counts.
+  static void expect_read(State& s) {
+    s.silent = false;
+    s.deadline.set(s.read_timeout);
+  }
+
   // Parses what is buffered and says what comes next.
   static Next advance(State& s) {
     if (!parse_buffered(s.r, s.ec, s.hand_over)) return Next::stop;
@@ -146,20 +153,23 @@ struct BodyReads {
     return Next::read;
   }
 
-  // Started only when a read is due, so it never completes before its first read does.
+  // Started only when a read is due (exchange has called expect_read), so it never completes before
+  // its first read does.
   template <class Self>
   void operator()(Self& self) {
     read(self);
   }
   template <class Self>
   void operator()(Self& self, beast::error_code rec, std::size_t n) {
-    // What throws here would leave io_context::run(): it goes back to the coroutine instead, which
-    // rethrows it where a co_await per read would have had it, so the request's wrapper catches it.
-    Next after = Next::threw;
+    // What the parse, the caller or the next deadline throw would leave io_context::run(): it goes back
+    // to the coroutine instead, which rethrows it where a co_await per read had it, for the request's wrapper.
+    Next after;
     try {
       after = on_read(rec, n);
+      if (after == Next::read) expect_read(*s);
     } catch (...) {
       s->thrown = std::current_exception();
+      after = Next::threw;
     }
     if (after != Next::read) return finish(self, after);
     read(self);
@@ -178,11 +188,10 @@ struct BodyReads {
     }
     return advance(*s);
   }
+  // Outside the handler's try: once the read has taken `self`, the operation cannot complete here. What
+  // its start can throw (an allocation) left io_context::run() with a co_await per read too.
   template <class Self>
   void read(Self& self) {
-    // A deadline that passed just as the last read completed cancelled nothing: only this read counts.
-    s->silent = false;
-    s->deadline.set(s->read_timeout);
     read_some(s->stream, s->r.buffer.prepare(kReadBytes), std::move(self));
   }
   template <class Self>
@@ -230,7 +239,8 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
   bool silent = false;  // the deadline cancelled the read in flight
   ReadDeadline deadline(tcp.get_executor(), [&tcp, &silent] {
     silent = true;
-    tcp.socket().cancel();
+    boost::system::error_code ignored;  // a socket an Abort closed meanwhile has nothing to cancel
+    tcp.socket().cancel(ignored);
   });
   auto hand_over = [&] {
     bool more = true;
@@ -249,6 +259,7 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
       deadline.clear();
       co_await spec.before_read();
     }
+    Reads::expect_read(reads);
     co_await asio::async_compose<const asio::use_awaitable_t<>&, void()>(Reads{&reads, &next}, asio::use_awaitable);
   }
   if (next == Next::threw) std::rethrow_exception(reads.thrown);
