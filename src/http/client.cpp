@@ -111,7 +111,7 @@ enum class Next {
   stop,             // the caller stopped reading
   broke_off,        // the parser refused the bytes, or the body was cut short
   read_failed,      // the read failed (the deadline's cancel among the causes)
-  threw,            // the caller's on_data (or the parser) threw: rethrown in the coroutine
+  threw,            // the parse, the caller's on_data or the next deadline threw: rethrown in the coroutine
 };
 
 // The body's reads, as one operation with a plain handler: it reads, parses and hands over until the
@@ -131,11 +131,11 @@ struct BodyReads {
     std::chrono::seconds read_timeout;
     std::function<bool()>& must_wait;
     bool may_wait;
-    beast::error_code ec;  // why it broke off or failed
+    Next next = Next::read;  // what the operation stopped for
+    beast::error_code ec;    // why it broke off or failed
     std::exception_ptr thrown;
   };
   State* s;
-  Next* next;
 
   // Before each read: its deadline. A deadline that passed just as the last read completed cancelled
   // nothing, so only this read counts.
@@ -196,7 +196,7 @@ struct BodyReads {
   }
   template <class Self>
   void finish(Self& self, Next after) {
-    *next = after;
+    s->next = after;
     self.complete();
   }
 };
@@ -252,18 +252,18 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
     return more;
   };
   using Reads = BodyReads<Stream, decltype(hand_over)>;
-  typename Reads::State reads{stream, r, hand_over, deadline, silent, read_timeout, must_wait, may_wait, {}};
-  Next next = Reads::advance(reads);
-  while (next == Next::read || next == Next::wait_for_room) {
-    if (next == Next::wait_for_room) {
+  typename Reads::State reads{stream, r, hand_over, deadline, silent, read_timeout, must_wait, may_wait};
+  reads.next = Reads::advance(reads);
+  while (reads.next == Next::read || reads.next == Next::wait_for_room) {
+    if (reads.next == Next::wait_for_room) {
       deadline.clear();
       co_await spec.before_read();
     }
     Reads::expect_read(reads);
-    co_await asio::async_compose<const asio::use_awaitable_t<>&, void()>(Reads{&reads, &next}, asio::use_awaitable);
+    co_await asio::async_compose<const asio::use_awaitable_t<>&, void()>(Reads{&reads}, asio::use_awaitable);
   }
-  if (next == Next::threw) std::rethrow_exception(reads.thrown);
-  switch (next) {
+  if (reads.next == Next::threw) std::rethrow_exception(reads.thrown);
+  switch (reads.next) {
     case Next::stop:
       o.stopped = true;
       co_return o;
