@@ -2,6 +2,7 @@
 // `event: <name>`); the core never sees an event name on the wire.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -40,16 +41,34 @@ struct TurnSummary {
   std::int64_t duration_ms = 0;
 };
 
+// What only a tool call, a permission or a turn's end carries, kept out of line: the event a token
+// makes (its kind, number and text) is moved, copied and queued several times on its way to a page,
+// and with these members inline each of those walked eight strings (bench scenario 2, callgrind).
+struct EventDetails {
+  ToolCallInfo tool_call;
+  PermissionInfo permission;
+  TurnSummary turn;
+};
+
 struct Event {
   EventKind kind = EventKind::ready;
   std::uint64_t seq = 0;  // per session, from 1
   std::string text;
-  ToolCallInfo tool_call;
-  PermissionInfo permission;
-  TurnSummary turn;
+  // Set before the event is published (tool_call, permission, turn_completed) and shared by its
+  // copies, never changed after; null for the other kinds, whose accessors below read empty values.
+  std::shared_ptr<const EventDetails> details;
 
+  const ToolCallInfo& tool_call() const { return all().tool_call; }
+  const PermissionInfo& permission() const { return all().permission; }
+  const TurnSummary& turn() const { return all().turn; }
   bool is_final() const {
     return kind == EventKind::completed || kind == EventKind::cancelled || kind == EventKind::failed;
+  }
+
+ private:
+  const EventDetails& all() const {
+    static const EventDetails none;
+    return details ? *details : none;
   }
 };
 

@@ -80,13 +80,19 @@ void Session::forget_turn_text() {
 
 void Session::publish(Event e) {
   e.seq = ++seq_;
+  // Each reader but the last gets a copy, the last the event itself: a page's stream, the one reader
+  // a session mostly has, takes its token without a copy. Pushed in the list's order, as before.
+  const bool defer = batch_depth_ > 0;
+  std::shared_ptr<Subscriber> last;
   auto gone = std::remove_if(subscribers_.begin(), subscribers_.end(), [&](const std::weak_ptr<Subscriber>& w) {
     auto s = w.lock();
     if (!s || s->ended()) return true;
-    s->push(e, batch_depth_ > 0);
+    if (last) last->push(e, defer);
+    last = std::move(s);
     return false;
   });
   subscribers_.erase(gone, subscribers_.end());
+  if (last) last->push(std::move(e), defer);
 }
 
 void Session::end_batch() {
@@ -220,9 +226,10 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
     turn_text_.resize(limits_.turn_text_bytes);
     turn_text_ += "\n[…the rest of this answer was too long to repeat here]";
   }
-  done.turn.text = std::move(turn_text_);
-  done.turn.duration_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  done.details = std::make_shared<const EventDetails>(EventDetails{
+      .turn = {.text = std::move(turn_text_),
+               .duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+                                  .count()}});
   forget_turn_text();
   status_ = SessionStatus::idle;
   last_turn_ = done;
@@ -279,14 +286,14 @@ void Session::on_thought(std::string text) { publish_text(EventKind::thought, st
 void Session::on_tool_call(ToolCallInfo call) {
   if (is_final(status_)) return;
   Event e{EventKind::tool_call};
-  e.tool_call = std::move(call);
+  e.details = std::make_shared<const EventDetails>(EventDetails{.tool_call = std::move(call)});
   publish(std::move(e));
 }
 
 void Session::on_permission(PermissionInfo decision) {
   if (is_final(status_)) return;
   Event e{EventKind::permission};
-  e.permission = std::move(decision);
+  e.details = std::make_shared<const EventDetails>(EventDetails{.permission = std::move(decision)});
   publish(std::move(e));
 }
 

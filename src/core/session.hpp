@@ -138,8 +138,9 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   bool reader_full() const;
   // The current turn's chunk text so far: turn_completed's text, and the replay for new streams (its
   // first replay_len_ bytes). One string, not an Event per chunk: a 100,000-token turn kept 100,000
-  // Events (320 bytes each, mostly empty fields), and not two (the replay and the answer were the
-  // same text twice). A reader skips replayed text by its length, so how it is cut doesn't matter.
+  // Events (320 bytes each when their rare members were inline), and not two (the replay and the
+  // answer were the same text twice). A reader skips replayed text by its length, so how it is cut
+  // doesn't matter.
   std::string turn_text_;
   std::size_t replay_len_ = 0;
   std::optional<Event> last_turn_;  // the last turn_completed, until the next turn starts

@@ -12,7 +12,7 @@ namespace asio = boost::asio;
 
 namespace {
 constexpr std::size_t kEventOverhead = 256;  // what an event costs beyond its text
-std::size_t cost(const Event& e) { return e.text.size() + e.turn.text.size() + kEventOverhead; }
+std::size_t cost(const Event& e) { return e.text.size() + e.turn().text.size() + kEventOverhead; }
 bool is_text(const Event& e) { return e.kind == EventKind::chunk || e.kind == EventKind::thought; }
 }  // namespace
 

@@ -95,7 +95,8 @@ class Subscriber {
 
  private:
   // The queue: queue_[head_…] not yet read. A vector emptied once read, not a deque: a deque of
-  // 320-byte events holds one per 512-byte block and so allocated and freed one per event.
+  // events holds a few per 512-byte block (one when they were 320 bytes), and allocated and freed a
+  // block every few events.
   std::vector<Event> queue_;
   std::size_t head_ = 0;
   std::size_t bytes_ = 0;

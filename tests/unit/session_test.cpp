@@ -33,6 +33,7 @@ struct ScriptedBackend final : core::AgentBackend, std::enable_shared_from_this<
   bool images = false;
   bool cancelled = false;
   bool shut = false;
+  bool calls_a_tool = false;  // the turn reports a tool call between its two chunks
   int flood = 0;   // > 0: the turn is this many 8 KB chunks, each after sink.room() (a streaming model)
   int flooded = 0;  // chunks sent so far
   std::vector<std::vector<core::PromptBlock>> prompts;
@@ -63,6 +64,7 @@ struct ScriptedBackend final : core::AgentBackend, std::enable_shared_from_this<
     timer.expires_after(delay);
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (cancelled) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
+    if (calls_a_tool) sink.on_tool_call(core::ToolCallInfo{.id = "t1", .title = "Look it up", .status = "completed"});
     sink.on_chunk(blocks.front().text);
     co_return core::TurnOutcome{};
   }
@@ -111,16 +113,21 @@ struct Fixture {
     ioc.run_for(d);
   }
   // Drains a subscriber's queued events (without waiting).
-  std::vector<core::EventKind> drain(core::Subscriber& sub) {
-    std::vector<core::EventKind> out;
+  std::vector<core::Event> drain_events(core::Subscriber& sub) {
+    std::vector<core::Event> out;
     for (;;) {
       std::optional<core::Subscriber::Next> n;
       asio::co_spawn(ioc, sub.next(1ms), [&](std::exception_ptr, core::Subscriber::Next x) { n = x; });
       ioc.restart();
       while (!n) ioc.run_one();
       if (n->what != core::Subscriber::Next::What::event) break;
-      out.push_back(n->event.kind);
+      out.push_back(std::move(n->event));
     }
+    return out;
+  }
+  std::vector<core::EventKind> drain(core::Subscriber& sub) {
+    std::vector<core::EventKind> out;
+    for (const auto& e : drain_events(sub)) out.push_back(e.kind);
     return out;
   }
 };
@@ -155,6 +162,34 @@ TEST(Session, APromptIsATurnWithChunksAndASummary) {
   EXPECT_EQ(s->prompt("twice", {}).error().message, "A turn is already running");
   f.run();
   EXPECT_EQ(f.factory.last->prompts.size(), 2u);
+}
+
+// publish() hands the event itself to the last reader and a copy to each other one: every reader
+// reads the same events, whole, with their text and details (a tool call's, a turn's).
+TEST(Session, EveryReaderGetsEveryEventWhole) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) {
+    b.calls_a_tool = true;
+    b.delay = 5ms;
+  };
+  auto s = f.prepare("hello");
+  std::vector<std::shared_ptr<core::Subscriber>> readers{s->subscribe(), s->subscribe(), s->subscribe()};
+  s->approve();
+  f.run();
+  for (auto& r : readers) {
+    const auto events = f.drain_events(*r);
+    std::vector<K> kinds;
+    for (const auto& e : events) kinds.push_back(e.kind);
+    ASSERT_EQ(kinds, (std::vector<K>{K::webmcp_ready, K::turn_start, K::chunk, K::tool_call, K::chunk,
+                                     K::turn_completed}));
+    EXPECT_EQ(events[2].text, "echo: ");
+    EXPECT_EQ(events[3].tool_call().id, "t1");
+    EXPECT_EQ(events[3].tool_call().title, "Look it up");
+    EXPECT_EQ(events[4].text, "hello");
+    EXPECT_EQ(events[5].turn().text, "echo: hello");
+    EXPECT_EQ(events[1].tool_call().id, "");  // an event without details reads empty ones
+    for (std::size_t i = 1; i < events.size(); ++i) EXPECT_EQ(events[i].seq, events[i - 1].seq + 1);
+  }
 }
 
 TEST(Session, ANewStreamGetsTheReplay) {
@@ -643,8 +678,7 @@ TEST(SessionEvents, EventsAppendedToABufferFollowWhatItHeld) {
   core::Event chunk{K::chunk};
   chunk.text = "a \"token\"";
   core::Event tool{K::tool_call};
-  tool.tool_call.id = "call_1";
-  tool.tool_call.status = "in_progress";
+  tool.details = std::make_shared<const core::EventDetails>(core::EventDetails{.tool_call = {.id = "call_1", .status = "in_progress"}});
   for (const core::Event* e : {&chunk, &tool, &chunk}) {
     web::append_sse(buffer, *e, *s, 8080);
     want += web::encode_sse(*e, *s, 8080);

@@ -92,7 +92,7 @@ TEST(SubscriberDirect, EveryOtherEventAndTextNotDeferredWakeTheReaderAsBefore) {
   Parked p(3);
   auto& [ioc, sub, d, r] = p;
   core::Event call{core::EventKind::tool_call};
-  call.tool_call.id = "t1";
+  call.details = std::make_shared<const core::EventDetails>(core::EventDetails{.tool_call = {.id = "t1"}});
   sub.push(call, true);  // not text: the reader writes it
   ioc.poll();
   sub.push(text(core::EventKind::chunk, "x"));  // text outside a read: as before

@@ -138,17 +138,17 @@ json::value event_data(const core::Event& e, const core::Session& s, std::uint16
       return json::object{{"registrationToken", registration_token(port, s.registration_secret())},
                           {"webmcpUrl", webmcp_url(port)}};
     case K::tool_call: {
-      json::object o{{"toolCallId", e.tool_call.id}};
-      if (e.tool_call.title) o["title"] = *e.tool_call.title;
-      if (e.tool_call.kind) o["kind"] = *e.tool_call.kind;
-      if (e.tool_call.status) o["status"] = *e.tool_call.status;
-      if (e.tool_call.tool_name) o["toolName"] = *e.tool_call.tool_name;
+      json::object o{{"toolCallId", e.tool_call().id}};
+      if (e.tool_call().title) o["title"] = *e.tool_call().title;
+      if (e.tool_call().kind) o["kind"] = *e.tool_call().kind;
+      if (e.tool_call().status) o["status"] = *e.tool_call().status;
+      if (e.tool_call().tool_name) o["toolName"] = *e.tool_call().tool_name;
       return o;
     }
     case K::permission:
-      return json::object{{"toolName", e.permission.tool_name}, {"allow", e.permission.allow}};
+      return json::object{{"toolName", e.permission().tool_name}, {"allow", e.permission().allow}};
     case K::turn_completed:
-      return json::object{{"text", e.turn.text}, {"durationMs", e.turn.duration_ms}};
+      return json::object{{"text", e.turn().text}, {"durationMs", e.turn().duration_ms}};
     default:
       return nullptr;
   }
