@@ -65,30 +65,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   e.kind = static_cast<K>(kind);
   e.seq = in.ConsumeIntegral<std::uint64_t>();
   std::vector<std::string> texts;  // every string that went in
+  core::EventDetails d;             // a tool call's, a permission's or a turn's, set before encoding
   switch (e.kind) {
     case K::tool_call:
-      e.tool_call.id = in.ConsumeRandomLengthString(256);
-      e.tool_call.title = maybe(in);
-      e.tool_call.kind = maybe(in);
-      e.tool_call.status = maybe(in);
-      e.tool_call.tool_name = in.ConsumeRemainingBytesAsString();
-      texts = {e.tool_call.id, e.tool_call.title.value_or(""), e.tool_call.kind.value_or(""),
-               e.tool_call.status.value_or(""), *e.tool_call.tool_name};
+      d.tool_call.id = in.ConsumeRandomLengthString(256);
+      d.tool_call.title = maybe(in);
+      d.tool_call.kind = maybe(in);
+      d.tool_call.status = maybe(in);
+      d.tool_call.tool_name = in.ConsumeRemainingBytesAsString();
+      texts = {d.tool_call.id, d.tool_call.title.value_or(""), d.tool_call.kind.value_or(""),
+               d.tool_call.status.value_or(""), *d.tool_call.tool_name};
       break;
     case K::permission:
-      e.permission.allow = in.ConsumeBool();
-      e.permission.tool_name = in.ConsumeRemainingBytesAsString();
-      texts = {e.permission.tool_name};
+      d.permission.allow = in.ConsumeBool();
+      d.permission.tool_name = in.ConsumeRemainingBytesAsString();
+      texts = {d.permission.tool_name};
       break;
     case K::turn_completed:
-      e.turn.duration_ms = in.ConsumeIntegral<std::int64_t>();
-      e.turn.text = in.ConsumeRemainingBytesAsString();
-      texts = {e.turn.text};
+      d.turn.duration_ms = in.ConsumeIntegral<std::int64_t>();
+      d.turn.text = in.ConsumeRemainingBytesAsString();
+      texts = {d.turn.text};
       break;
     default:
       e.text = in.ConsumeRemainingBytesAsString();
       texts = {e.text};
   }
+  if (e.kind == K::tool_call || e.kind == K::permission || e.kind == K::turn_completed)
+    e.details = std::make_shared<const core::EventDetails>(std::move(d));
 
   const std::string out = web::encode_sse(e, *w.good_session, fuzz::kPort);
   const auto events = fuzz::parse_sse(out);
@@ -110,21 +113,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case K::failed: check(v == json::value(e.text), "the text did not come back"); break;
     case K::tool_call: {
       const auto& o = v.as_object();
-      check(o.at("toolCallId") == json::value(e.tool_call.id), "toolCallId changed");
-      check(o.at("toolName") == json::value(*e.tool_call.tool_name), "toolName changed");
-      if (e.tool_call.title) check(o.at("title") == json::value(*e.tool_call.title), "title changed");
-      if (e.tool_call.kind) check(o.at("kind") == json::value(*e.tool_call.kind), "kind changed");
-      if (e.tool_call.status) check(o.at("status") == json::value(*e.tool_call.status), "status changed");
+      check(o.at("toolCallId") == json::value(e.tool_call().id), "toolCallId changed");
+      check(o.at("toolName") == json::value(*e.tool_call().tool_name), "toolName changed");
+      if (e.tool_call().title) check(o.at("title") == json::value(*e.tool_call().title), "title changed");
+      if (e.tool_call().kind) check(o.at("kind") == json::value(*e.tool_call().kind), "kind changed");
+      if (e.tool_call().status) check(o.at("status") == json::value(*e.tool_call().status), "status changed");
       break;
     }
     case K::permission:
-      check(v.as_object().at("toolName") == json::value(e.permission.tool_name) &&
-                v.as_object().at("allow") == json::value(e.permission.allow),
+      check(v.as_object().at("toolName") == json::value(e.permission().tool_name) &&
+                v.as_object().at("allow") == json::value(e.permission().allow),
             "the permission changed");
       break;
     case K::turn_completed:
-      check(v.as_object().at("text") == json::value(e.turn.text) &&
-                v.as_object().at("durationMs") == json::value(e.turn.duration_ms),
+      check(v.as_object().at("text") == json::value(e.turn().text) &&
+                v.as_object().at("durationMs") == json::value(e.turn().duration_ms),
             "the turn's text changed");
       break;
     default: break;
