@@ -113,11 +113,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case K::failed: check(v == json::value(e.text), "the text did not come back"); break;
     case K::tool_call: {
       const auto& o = v.as_object();
-      check(o.at("toolCallId") == json::value(e.tool_call().id), "toolCallId changed");
-      check(o.at("toolName") == json::value(*e.tool_call().tool_name), "toolName changed");
-      if (e.tool_call().title) check(o.at("title") == json::value(*e.tool_call().title), "title changed");
-      if (e.tool_call().kind) check(o.at("kind") == json::value(*e.tool_call().kind), "kind changed");
-      if (e.tool_call().status) check(o.at("status") == json::value(*e.tool_call().status), "status changed");
+      const auto& call = e.tool_call();
+      check(o.at("toolCallId") == json::value(call.id), "toolCallId changed");
+      check(o.at("toolName") == json::value(*call.tool_name), "toolName changed");
+      if (call.title) check(o.at("title") == json::value(*call.title), "title changed");
+      if (call.kind) check(o.at("kind") == json::value(*call.kind), "kind changed");
+      if (call.status) check(o.at("status") == json::value(*call.status), "status changed");
       break;
     }
     case K::permission:

@@ -138,11 +138,12 @@ json::value event_data(const core::Event& e, const core::Session& s, std::uint16
       return json::object{{"registrationToken", registration_token(port, s.registration_secret())},
                           {"webmcpUrl", webmcp_url(port)}};
     case K::tool_call: {
-      json::object o{{"toolCallId", e.tool_call().id}};
-      if (e.tool_call().title) o["title"] = *e.tool_call().title;
-      if (e.tool_call().kind) o["kind"] = *e.tool_call().kind;
-      if (e.tool_call().status) o["status"] = *e.tool_call().status;
-      if (e.tool_call().tool_name) o["toolName"] = *e.tool_call().tool_name;
+      const auto& call = e.tool_call();
+      json::object o{{"toolCallId", call.id}};
+      if (call.title) o["title"] = *call.title;
+      if (call.kind) o["kind"] = *call.kind;
+      if (call.status) o["status"] = *call.status;
+      if (call.tool_name) o["toolName"] = *call.tool_name;
       return o;
     }
     case K::permission:
