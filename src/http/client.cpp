@@ -1,5 +1,6 @@
 #include "http/client.hpp"
 
+#include "http/body_decoder.hpp"
 #include "http/read_deadline.hpp"
 #include "transport/drained_read.hpp"
 #include "transport/lookup.hpp"
@@ -44,17 +45,27 @@ constexpr std::size_t kReadBytes = 16 * 1024;
 constexpr std::size_t kFinishBytes = 64 * 1024;
 constexpr std::chrono::seconds kFinishWithin{2};
 
-// One response being read: the bytes read, the parser, and the body bytes parsed but not yet handed over.
+// One response being read: the bytes read, the head's parser, and the body's framing.
 struct Reading {
   beast::flat_buffer buffer;
-  bhttp::response_parser<bhttp::buffer_body> parser;
-  char chunk[kReadBytes];
-  std::size_t got = 0;  // body bytes in chunk, not yet handed over
+  bhttp::response_parser<bhttp::empty_body> parser;  // the head only: the body is `body`'s
+  BodyDecoder body;
   Reading() {
     // Room for what one read can bring: a flat_buffer that starts empty reads 512 bytes at a time
     // (Beast's read size is max(512, free capacity)), two or three streamed tokens a read.
     buffer.reserve(kReadBytes);
     parser.body_limit(boost::none);
+  }
+  // Once the head is read: how its body is framed.
+  void head_done() {
+    if (parser.is_done())
+      body = BodyDecoder::none();  // 204, 304: no body whatever the fields say
+    else if (parser.chunked())
+      body = BodyDecoder::chunked();
+    else if (auto n = parser.content_length())
+      body = BodyDecoder::length(*n);
+    else
+      body = BodyDecoder::to_close();
   }
 };
 
@@ -66,29 +77,21 @@ struct Outcome {
   bool stale = false;     // nothing came back: on a kept connection, the server had closed it
 };
 
-// Parses what r.buffer holds into r.chunk, calling hand_over() whenever the chunk is full and once at
-// the end (r.got body bytes in r.chunk; hand_over empties it). False when hand_over() said stop. The
-// body is parsed here, not by bhttp::async_read_some: that stops after each chunk of a chunked body
-// (one token of a model's stream) and completes through the scheduler, so every token cost a
-// scheduler trip and a write of its own to the page even when a read had brought a hundred. Here a
-// read is parsed whole and handed over at once; each piece still goes on as soon as it arrives.
+// Decodes what r.buffer holds and hands the body's bytes over as one piece, where they lie (the
+// framing between chunks is squeezed out in place: http/body_decoder.hpp). False when hand_over()
+// said stop. The body is read here, not by bhttp::async_read_some: that stops after each chunk of a
+// chunked body (one token of a model's stream) and completes through the scheduler, so every token
+// cost a scheduler trip and a write of its own to the page even when a read had brought a hundred.
+// Here a read is decoded whole and handed over at once; each piece still goes on as soon as it
+// arrives. What came before a fault is handed over before the fault is told (ec).
 template <class HandOver>
 bool parse_buffered(Reading& r, beast::error_code& ec, HandOver&& hand_over) {
-  while (!r.parser.is_done() && r.buffer.size() > 0) {
-    r.parser.get().body().data = r.chunk + r.got;
-    r.parser.get().body().size = sizeof r.chunk - r.got;
-    const std::size_t used = r.parser.put(r.buffer.data(), ec);
-    r.buffer.consume(used);
-    r.got = sizeof r.chunk - r.parser.get().body().size;
-    if (ec == bhttp::error::need_buffer || r.got == sizeof r.chunk) {
-      ec = {};
-      if (!hand_over()) return false;
-      continue;
-    }
-    if (ec == bhttp::error::need_more) ec = {};
-    if (ec || used == 0) break;
-  }
-  return hand_over();
+  const auto in = r.buffer.data();
+  char* p = static_cast<char*>(in.data());
+  const auto decoded = r.body.decode(p, in.size(), ec);
+  const bool more = hand_over(std::string_view(p, decoded.body));
+  r.buffer.consume(decoded.used);
+  return more;
 }
 
 // A read of the body. On plain TCP it is drained (transport/drained_read.hpp; `fetch` asks the kernel
@@ -148,7 +151,7 @@ struct BodyReads {
   static Next advance(State& s) {
     if (!parse_buffered(s.r, s.ec, s.hand_over)) return Next::stop;
     if (s.ec) return Next::broke_off;
-    if (s.r.parser.is_done()) return Next::end;
+    if (s.r.body.done()) return Next::end;
     if (s.may_wait && (!s.must_wait || s.must_wait())) return Next::wait_for_room;
     return Next::read;
   }
@@ -179,9 +182,11 @@ struct BodyReads {
   Next on_read(beast::error_code rec, std::size_t n) {
     s->r.buffer.commit(n);
     if (rec == asio::error::eof) {
-      // The end of a body that runs to the close, or a body cut short (the parser says which).
-      s->r.parser.put_eof(s->ec);
-      if (s->ec) return Next::broke_off;
+      // The end of a body that runs to the close, or a body cut short (the framing says which).
+      if (!s->r.body.end_of_input()) {
+        s->ec = bhttp::error::partial_message;
+        return Next::broke_off;
+      }
     } else if (rec) {
       s->ec = rec;
       return Next::read_failed;
@@ -223,6 +228,7 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
     co_return o;
   }
   out.status = r.parser.get().result_int();
+  r.head_done();
   const bool stream_body = out.status / 100 == 2 && on_data;
   // The body's reads share one deadline, kept lazily: moving it on after a read touches no timer.
   // Beast's per-operation timeout re-armed a timer for every read, and a model streams a read per
@@ -242,14 +248,11 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
     boost::system::error_code ignored;  // a socket an Abort closed meanwhile has nothing to cancel
     tcp.socket().cancel(ignored);
   });
-  auto hand_over = [&] {
-    bool more = true;
-    if (r.got > 0 && stream_body)
-      more = on_data(std::string_view(r.chunk, r.got));
-    else if (r.got > 0 && out.body.size() < kMaxErrorBody)
-      out.body.append(r.chunk, std::min(r.got, kMaxErrorBody - out.body.size()));
-    r.got = 0;
-    return more;
+  auto hand_over = [&](std::string_view data) {
+    if (data.empty()) return true;
+    if (stream_body) return on_data(data);
+    if (out.body.size() < kMaxErrorBody) out.body.append(data.substr(0, kMaxErrorBody - out.body.size()));
+    return true;
   };
   using Reads = BodyReads<Stream, decltype(hand_over)>;
   typename Reads::State reads{stream, r, hand_over, deadline, silent, read_timeout, must_wait, may_wait};
@@ -422,16 +425,15 @@ asio::awaitable<void> finish_then_keep(Connection stream, std::unique_ptr<Readin
                                        std::shared_ptr<ConnectionPool> pool, std::string key) {
   stream->expires_after(kFinishWithin);
   std::size_t left = kFinishBytes;
-  auto discard = [&] {
-    const bool room = r->got < left;
-    left -= std::min(left, r->got);
-    r->got = 0;
+  auto discard = [&](std::string_view data) {
+    const bool room = data.size() < left;
+    left -= std::min(left, data.size());
     return room;
   };
   for (;;) {
     beast::error_code ec;
     if (!parse_buffered(*r, ec, discard) || ec) co_return;
-    if (r->parser.is_done()) break;
+    if (r->body.done()) break;
     auto [rec, n] = co_await stream->async_read_some(r->buffer.prepare(kReadBytes), asio::as_tuple(asio::use_awaitable));
     r->buffer.commit(n);
     if (rec) co_return;
