@@ -1,5 +1,7 @@
 #include "http/body_decoder.hpp"
 
+#include "http/token_chars.hpp"
+
 #include <boost/beast/http/error.hpp>
 
 #include <algorithm>
@@ -12,19 +14,6 @@ namespace bhttp = boost::beast::http;
 
 namespace {
 
-// RFC 9110 tchar, as a table (Beast's is_token_char).
-struct TokenTable {
-  bool ok[256] = {};
-  constexpr TokenTable() {
-    for (int c = 'a'; c <= 'z'; ++c) ok[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c) ok[c] = true;
-    for (int c = '0'; c <= '9'; ++c) ok[c] = true;
-    for (const char c : std::string_view("!#$%&'*+-.^_`|~")) ok[static_cast<unsigned char>(c)] = true;
-  }
-};
-constexpr TokenTable kToken;
-
-bool is_token_char(char c) { return kToken.ok[static_cast<unsigned char>(c)]; }
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 int hex_value(char c) {
@@ -145,16 +134,9 @@ BodyDecoder::Decoded BodyDecoder::decode(char* p, std::size_t n, boost::system::
         state_ = State::size_line;
         break;
       case State::size_line:
-        if (!size_line(p, n, in, ec)) {
-          if (ec) {
-            fault_ = ec;
-            state_ = State::failed;
-          }
-          return {in, out};
-        }
-        break;
       case State::trailer:
-        if (!trailer(p, n, in, ec)) {
+        // A whole line, or (false) one not all there yet, or a bad one (ec).
+        if (!(state_ == State::size_line ? size_line(p, n, in, ec) : trailer(p, n, in, ec))) {
           if (ec) {
             fault_ = ec;
             state_ = State::failed;

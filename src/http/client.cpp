@@ -2,6 +2,7 @@
 
 #include "http/body_decoder.hpp"
 #include "http/read_deadline.hpp"
+#include "http/token_chars.hpp"
 #include "transport/drained_read.hpp"
 #include "transport/lookup.hpp"
 
@@ -441,24 +442,10 @@ asio::awaitable<void> finish_then_keep(Connection stream, std::unique_ptr<Readin
   if (r->parser.keep_alive() && r->buffer.size() == 0) pool_state(*pool).give(key, std::move(stream));
 }
 
-// The characters of an HTTP token (RFC 9110 tchar), as a table: a search of the punctuation for each
-// character, and of "\r\n\0" in one_line, was a library call per character, about 70 a request
-// (callgrind, bench scenario 5).
-struct TokenChars {
-  bool ok[256] = {};
-  constexpr TokenChars() {
-    for (int c = 'a'; c <= 'z'; ++c) ok[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c) ok[c] = true;
-    for (int c = '0'; c <= '9'; ++c) ok[c] = true;
-    for (const char c : std::string_view("!#$%&'*+-.^_`|~")) ok[static_cast<unsigned char>(c)] = true;
-  }
-};
-constexpr TokenChars kTokenChars;
-
 bool is_token(std::string_view s) {
   if (s.empty()) return false;
   for (const char c : s)
-    if (!kTokenChars.ok[static_cast<unsigned char>(c)]) return false;
+    if (!is_token_char(c)) return false;
   return true;
 }
 

@@ -145,26 +145,21 @@ TEST(BodyDecoder, ChunksOfOneReadComeTogetherInOrder) {
 
 TEST(BodyDecoder, AChunkSplitAcrossReadsIsHandedOverAsItComes) {
   auto d = BodyDecoder::chunked();
-  std::string first = "a\r\n01234";
-  boost::system::error_code ec;
-  auto r = d.decode(first.data(), first.size(), ec);
-  EXPECT_EQ(std::string(first.data(), r.body), "01234");
-  EXPECT_EQ(r.used, first.size());
-  std::string second = "56789\r\n0\r\n\r\n";
-  r = d.decode(second.data(), second.size(), ec);
-  EXPECT_FALSE(ec);
-  EXPECT_EQ(std::string(second.data(), r.body), "56789");
+  auto first = decode_all(d, "a\r\n01234");
+  EXPECT_EQ(first.data, "01234");
+  EXPECT_EQ(first.used, 8u);
+  auto second = decode_all(d, "56789\r\n0\r\n\r\n");
+  EXPECT_FALSE(second.ec);
+  EXPECT_EQ(second.data, "56789");
   EXPECT_TRUE(d.done());
 }
 
 TEST(BodyDecoder, AnUnfinishedSizeLineIsLeftForTheNextRead) {
   auto d = BodyDecoder::chunked();
-  std::string bytes = "3\r\nabc\r\n1";
-  boost::system::error_code ec;
-  auto r = d.decode(bytes.data(), bytes.size(), ec);
-  EXPECT_FALSE(ec);
-  EXPECT_EQ(std::string(bytes.data(), r.body), "abc");
-  EXPECT_EQ(r.used, bytes.size() - 1);
+  auto out = decode_all(d, "3\r\nabc\r\n1");
+  EXPECT_FALSE(out.ec);
+  EXPECT_EQ(out.data, "abc");
+  EXPECT_EQ(out.used, 8u);
 }
 
 TEST(BodyDecoder, BytesAfterTheBodyAreLeftUnused) {
