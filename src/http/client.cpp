@@ -40,6 +40,7 @@ void Abort::abort() {
 namespace {
 
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
+constexpr std::string_view kBrokeOff = "The answer broke off: ";
 constexpr std::size_t kReadBytes = 16 * 1024;
 // What is read after the caller stopped (its stream's last event came before the body's end), so
 // that the connection can be kept: the end normally follows at once.
@@ -272,12 +273,12 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
       o.stopped = true;
       co_return o;
     case Next::broke_off:
-      out.error = "The answer broke off: " + reads.ec.message();
+      out.error = std::string(kBrokeOff) + reads.ec.message();
       co_return o;
     case Next::read_failed:
       // Plain if/else: GCC 12 mishandles class-type ?: temporaries inside coroutines.
       if (silent) out.error = "The server stopped answering";
-      else out.error = "The answer broke off: " + reads.ec.message();
+      else out.error = std::string(kBrokeOff) + reads.ec.message();
       co_return o;
     default:
       break;
@@ -461,6 +462,12 @@ void append_field(std::string& out, std::string_view name, std::string_view valu
 }
 
 }  // namespace
+
+std::string_view broke_off_reason(const ClientResult& r) {
+  std::string_view why = r.error;
+  if (why.starts_with(kBrokeOff)) why.remove_prefix(kBrokeOff.size());
+  return why;
+}
 
 boost::system::result<std::string, std::string> request_text(std::string_view method, std::string_view target,
                                                               std::string_view host,

@@ -60,6 +60,10 @@ struct ClientResult {
   bool complete = false;  // the whole body was received
 };
 
+// Why an answer broke off, for a caller whose own sentence says it broke off: the error without the
+// client's "The answer broke off: " ("bad chunk", "The server stopped answering"), so that it is said once.
+std::string_view broke_off_reason(const ClientResult& r);
+
 // Lets another coroutine stop a request: the socket is closed and fetch returns.
 class Abort {
  public:

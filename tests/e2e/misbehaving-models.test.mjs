@@ -1,6 +1,7 @@
 // Misbehaving model servers (issue 7): an OpenAI-compatible server and Ollama (its /v1 layer, what the
 // engine's model door speaks) that stall before or during an answer, or send garbage: an HTML page
-// with 200, broken SSE, Ollama's native NDJSON, a chunk cut short, a body that ends without saying it
+// with 200, broken SSE, Ollama's native NDJSON, a chunk cut short, chunked framing broken or a size line
+// that never ends (http/body_decoder.cpp), a body that ends without saying it
 // is done, a tool-call index that isn't an integer, an HTML error page. Each turn ends with a plain
 // error within the engine's timeouts (modelStallMs), the engine keeps no extra descriptor, and the
 // next session on the same engine is answered.
@@ -24,7 +25,9 @@ const CASES = [
   { name: 'answers 200 with an HTML page', d: { rawBody: '<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>\n' }, error: /^Fake did not answer with a stream of completions \(it sent a web page\)\. Is http:\/\/127\.0\.0\.1:\d+\/v1 an OpenAI-compatible address\?$/ },
   { name: 'answers 200 with broken SSE', d: { rawBody: 'data: {not json\n\nevent: nonsense\ndata: [[[\n\n: comment\n\n', contentType: 'text/event-stream' }, error: /^Fake did not answer with a stream of completions \(it sent text in another format\)\./ },
   { name: "answers with Ollama's native NDJSON", d: { rawBody: '{"model":"llama3.2","message":{"role":"assistant","content":"Hi"},"done":false}\n{"model":"llama3.2","done":true}\n', contentType: 'application/x-ndjson' }, error: /^Fake did not answer with a stream of completions \(it sent JSON, not server-sent events\)\./ },
-  { name: 'cuts a chunk short', d: { rawSocket: `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n80\r\n${chunk({ content: 'Hel' }).slice(0, 40)}` }, error: /^Fake's answer broke off: / },
+  { name: 'cuts a chunk short', d: { rawSocket: `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n80\r\n${chunk({ content: 'Hel' }).slice(0, 40)}` }, error: /^Fake's answer broke off: partial message$/ },
+  { name: 'breaks its chunked framing after a first token', d: { rawSocket: `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${chunk({ content: 'Hel' }).length.toString(16)}\r\n${chunk({ content: 'Hel' })}\r\nzz\r\n` }, error: /^Fake's answer broke off: bad chunk$/ },
+  { name: 'sends a chunk size line that never ends', d: { rawSocket: `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n5;x=${'y'.repeat(5000)}` }, error: /^Fake's answer broke off: header limit exceeded$/ },
   { name: 'ends its body without [DONE] or a finish_reason', d: { rawBody: chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Half an ans' }), contentType: 'text/event-stream' }, error: /^Fake's answer ended before it was finished\.$/ },
   { name: 'answers 502 with an HTML error page', d: { rawBody: '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n</html>', status: 502 }, error: /^Fake answered HTTP 502: a web page instead of an answer$/ },
 ];

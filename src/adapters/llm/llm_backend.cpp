@@ -178,7 +178,7 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
   if (res.status == 0) co_return "Could not reach " + display() + " at " + provider_.base_url + " (" + res.error + ")";
   if (res.status / 100 != 2)
     co_return display() + " answered HTTP " + std::to_string(res.status) + ": " + error_message(res.body);
-  if (!step.done && !res.complete) co_return display() + "'s answer broke off: " + res.error;
+  if (!step.done && !res.complete) co_return display() + "'s answer broke off: " + std::string(http::broke_off_reason(res));
   // A whole body that never said it was finished ([DONE] or a finish_reason) is not an answer: an
   // HTML page sent with 200, another protocol's lines, or a stream cut at a clean boundary.
   if (!step.done && !step.finished) {
