@@ -1,6 +1,6 @@
 #include "http/body_decoder.hpp"
 
-#include "http/token_chars.hpp"
+#include "http/chars.hpp"
 
 #include <boost/beast/http/error.hpp>
 
@@ -15,13 +15,6 @@ namespace bhttp = boost::beast::http;
 namespace {
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted-string ) ] ), the whole of `s`.
 // As Beast reads it: blanks after a name only before ";" or "=", none after a value but before ";",
@@ -87,7 +80,7 @@ bool valid_trailer_line(std::string_view line, bool after_field) {
 
 }  // namespace
 
-BodyDecoder::BodyDecoder(Framing f, std::uint64_t n) : framing_(f), left_(n) {
+BodyDecoder::BodyDecoder(Framing f, std::uint64_t n) : left_(n) {
   switch (f) {
     case Framing::none: state_ = State::done; break;
     case Framing::length: state_ = State::length; break;
@@ -171,7 +164,7 @@ bool BodyDecoder::size_line(char* p, std::size_t n, std::size_t& in, boost::syst
   const std::string_view line(start, length);
   std::uint64_t size = 0;
   std::size_t i = 0;
-  for (int v; i < line.size() && (v = hex_value(line[i])) >= 0; ++i) {
+  for (int v; i < line.size() && (v = hex_digit(line[i])) >= 0; ++i) {
     if (size > (~std::uint64_t{0} >> 4)) {
       ec = bhttp::error::bad_chunk;
       return false;

@@ -28,7 +28,6 @@ inline constexpr std::size_t kMaxTrailer = 8192;
 
 class BodyDecoder {
  public:
-  enum class Framing { none, length, chunked, to_close };
   static BodyDecoder none() { return BodyDecoder(Framing::none, 0); }
   static BodyDecoder length(std::uint64_t n) { return BodyDecoder(n == 0 ? Framing::none : Framing::length, n); }
   static BodyDecoder chunked() { return BodyDecoder(Framing::chunked, 0); }
@@ -48,16 +47,16 @@ class BodyDecoder {
   bool done() const { return state_ == State::done; }
   // The last chunk came: what follows (or followed) is the trailer, whose fields are dropped.
   bool last_chunk_seen() const { return last_chunk_; }
-  Framing framing() const { return framing_; }
 
  private:
+  enum class Framing { none, length, chunked, to_close };
   enum class State { length, size_line, data, data_crlf, trailer, to_close, done, failed };
   BodyDecoder(Framing f, std::uint64_t n);
-  // One chunked step at `p` (n bytes): advances `in` past what it used, `out` past the body it moved.
+  // One whole line at p + in (n bytes in all): `in` advanced past it. False when it is not all there yet,
+  // or is bad (ec).
   bool size_line(char* p, std::size_t n, std::size_t& in, boost::system::error_code& ec);
   bool trailer(const char* p, std::size_t n, std::size_t& in, boost::system::error_code& ec);
 
-  Framing framing_ = Framing::none;
   State state_ = State::done;
   std::uint64_t left_ = 0;          // of the body's length, or of the current chunk
   std::size_t trailer_bytes_ = 0;   // of the trailer so far

@@ -2,7 +2,7 @@
 
 #include "http/body_decoder.hpp"
 #include "http/read_deadline.hpp"
-#include "http/token_chars.hpp"
+#include "http/chars.hpp"
 #include "transport/drained_read.hpp"
 #include "transport/lookup.hpp"
 

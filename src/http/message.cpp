@@ -1,5 +1,7 @@
 #include "http/message.hpp"
 
+#include "http/chars.hpp"
+
 #include <boost/json/serialize.hpp>
 
 #include "core/ascii.hpp"
@@ -60,18 +62,12 @@ std::optional<std::string_view> Response::header(std::string_view name) const {
 }
 
 namespace {
-int hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 std::string decode(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '+') out += ' ';
-    else if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+    else if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
       i += 2;
     } else out += s[i];
   }
