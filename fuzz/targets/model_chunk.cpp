@@ -5,8 +5,8 @@
 // (tests/unit/chunk_reference.hpp): the same text, reasoning, finish reason, error and tool-call
 // parts, or nothing for both; and jsonio::scan accepts exactly what jsonio::read accepts, with the
 // same sentence when it refuses. And through a slot (jsonio::StringSlot) learned from a server's
-// chunk, as llm_backend.cpp reads a stream: the input as the next chunk's text, and as the next
-// line, read as the reference reads them.
+// chunk, as llm_backend.cpp reads a stream: the input as the next chunk's text, as the next line,
+// and as the chunk's `created` (an integer the slot may let change), read as the reference reads them.
 #include <boost/json.hpp>
 
 #include "../../tests/unit/chunk_reference.hpp"
@@ -39,13 +39,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(oracle::describe(llm::parse_stream_line(line)) == oracle::describe(oracle::reference_parse_stream_line(line)),
         "the chunk reader and the tree reading disagree");
 
-  static const std::string before = R"(data: {"id":"c","choices":[{"index":0,"delta":{"content":")";
-  static const std::string after = R"("},"finish_reason":null}]})";
-  jsonio::StringSlot slot;
-  llm::parse_stream_line(before + "first" + after, &slot);
-  check(slot.ready(), "a plain text chunk was not learned");
-  for (const std::string& next : {before + std::string(text) + after, line})
-    check(oracle::describe(llm::parse_stream_line(next, &slot)) == oracle::describe(oracle::reference_parse_stream_line(next)),
-          "a line read through the slot reads otherwise");
+  // Slots learned from a server's chunk: one without a `created`, and two whose `created` (ignored,
+  // so another integer may be written there) lies before the text (OpenAI's order) or after it
+  // (llama.cpp's). The input is read as the next chunk's text, as the next line, and in the place
+  // of `created`.
+  struct Shape {
+    std::string head, tail;  // around `created`'s value: head + created + tail + text + rest
+    std::string rest;
+  };
+  static const Shape shapes[] = {
+      {R"(data: {"id":"c","choices":[{"index":0,"delta":{"content":")", "", R"("},"finish_reason":null}]})"},
+      {R"(data: {"id":"c","created":)", R"(,"choices":[{"index":0,"delta":{"content":")", R"("},"finish_reason":null}]})"},
+      {R"(data: {"choices":[{"index":0,"delta":{"content":")", "", R"("}}],"created":@,"id":"c"})"},
+  };
+  for (const Shape& sh : shapes) {
+    // `@` marks `created` when it comes after the text; otherwise it lies between head and tail.
+    auto chunk = [&](std::string_view created, std::string_view content) {
+      std::string rest = sh.rest;
+      if (auto at = rest.find('@'); at != std::string::npos) rest.replace(at, 1, created);
+      const bool before = !sh.tail.empty();
+      return sh.head + (before ? std::string(created) + sh.tail : "") + std::string(content) + rest;
+    };
+    jsonio::StringSlot slot;
+    llm::parse_stream_line(chunk("1764000000", "first"), &slot);
+    check(slot.ready(), "a plain text chunk was not learned");
+    for (const std::string& next : {chunk("1764000000", text), line, chunk(text, "next"), chunk("1764000001", "next")})
+      check(oracle::describe(llm::parse_stream_line(next, &slot)) == oracle::describe(oracle::reference_parse_stream_line(next)),
+            "a line read through the slot reads otherwise");
+  }
   return 0;
 }

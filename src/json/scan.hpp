@@ -17,6 +17,7 @@
 //     void integer(const jsonio::Path&, std::int64_t);
 //     void other(const jsonio::Path&);                // any other scalar (uint64 beyond int64, double, bool, null)
 //     void kept_at(const char*);                       // optional: called before string(), see on_string
+//     void integer_text(std::string_view);             // optional: called before integer(), see on_int64
 //   };
 //
 // A visitor's calls may be made for a text that is then refused: it must not act before scan()
@@ -153,13 +154,25 @@ class ScanHandler : public Path {
     l.key_len = len;
     return true;
   }
-  bool on_number_part(string_view, error_code&) { return true; }
-  bool on_int64(std::int64_t i, string_view, error_code&) {
+  bool on_number_part(string_view, error_code&) {
+    number_split_ = true;
+    return true;
+  }
+  bool on_int64(std::int64_t i, string_view s, error_code&) {
+    // A visitor may ask for the integer as it is written (jsonio::StringSlot::learn, a number it
+    // ignores): the parser's view of it lies in the text unless the number came in parts.
+    if constexpr (requires(Visitor& v, std::string_view t) { v.integer_text(t); })
+      v_.integer_text(number_split_ ? std::string_view() : std::string_view(s.data(), s.size()));
+    number_split_ = false;
     v_.integer(*this, i);
     return value_done();
   }
-  bool on_uint64(std::uint64_t, string_view, error_code&) { return scalar(); }
+  bool on_uint64(std::uint64_t, string_view, error_code&) {
+    number_split_ = false;
+    return scalar();
+  }
   bool on_double(double d, string_view, error_code& ec) {
+    number_split_ = false;
     if (!std::isfinite(d)) {  // as read(): 1e400 would be written back as `Infinity`
       ec = boost::json::error::exponent_overflow;
       return false;
@@ -212,6 +225,7 @@ class ScanHandler : public Path {
   bool in_string_ = false;
   bool keep_ = false;
   bool in_key_ = false;
+  bool number_split_ = false;  // the number being read came in parts (on_number_part)
   std::uint32_t key_start_ = 0;
 };
 

@@ -100,6 +100,8 @@ struct ChunkReader {
   std::optional<std::string>* optional_target = nullptr;
   const char* kept_at_ = nullptr;     // where the string being kept begins, as scan saw it
   const char* content_at = nullptr;  // d.content's (see jsonio::StringSlot::learn)
+  std::string_view integer_text_;     // the integer being read, as written
+  std::string_view created;           // the top-level "created", which nothing here reads
 
   static bool in_first_choice(const Path& p) { return p.at(0, "choices") && p.at(1, std::size_t{0}); }
   static bool in_delta(const Path& p) { return in_first_choice(p) && p.at(2, "delta"); }
@@ -167,7 +169,9 @@ struct ChunkReader {
     target = nullptr;
     optional_target = nullptr;
   }
+  void integer_text(std::string_view t) { integer_text_ = t; }
   void integer(const Path& p, std::int64_t i) {
+    if (p.top("created")) created = integer_text_;
     value(p, Kind::integer);
     if (p.depth() == 6 && in_tool_call(p) && p.at(5, "index")) {
       if (i < 0 || i >= kMaxToolCalls)
@@ -210,10 +214,12 @@ Line parse_stream_line(std::string_view line, jsonio::StringSlot* content_slot) 
     return out;
   }
   if (!r.first_choice_object) return out;
-  // A chunk whose delta is its text alone: another with only that text changed reads as the text.
+  // A chunk whose delta is its text alone: another with only that text changed reads as the text,
+  // and so does one whose `created` (a time in whole seconds, so it changes as the stream goes) is
+  // another integer as well.
   if (content_slot && r.content_at && r.d.tool_calls.empty() && !r.d.finish_reason && r.reasoning_content.empty() &&
       r.reasoning.empty())
-    content_slot->learn(line, r.content_at, r.d.content);
+    content_slot->learn(line, r.content_at, r.d.content, r.created);
   r.d.reasoning = !r.reasoning_content.empty() ? std::move(r.reasoning_content) : std::move(r.reasoning);
   out.delta = std::move(r.d);
   return out;

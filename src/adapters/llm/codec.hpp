@@ -53,7 +53,8 @@ struct Line {
 // With `content_slot` (one per stream, kept from line to line): a chunk that carries only text is
 // remembered but for that text, and a line that differs from it only there is read without a
 // parse (jsonio::StringSlot), as it would be with one. A server's chunks repeat everything but
-// the token's text, so most of a stream's lines are read this way.
+// the token's text and, at most, the top-level `created` (a time in whole seconds, which nothing
+// here reads, so it may change too), so most of a stream's lines are read this way.
 Line parse_stream_line(std::string_view line, jsonio::StringSlot* content_slot = nullptr);
 
 // The ids in a /models answer, in order.
