@@ -42,23 +42,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Slots learned from a server's chunk: one without a `created`, and two whose `created` (ignored,
   // so another integer may be written there) lies before the text (OpenAI's order) or after it
   // (llama.cpp's). The input is read as the next chunk's text, as the next line, and in the place
-  // of `created`.
-  struct Shape {
-    std::string head, tail;  // around `created`'s value: head + created + tail + text + rest
-    std::string rest;
+  // of `created`. In each shape `@` marks `created` and `$` the text.
+  static const std::string shapes[] = {
+      R"(data: {"id":"c","choices":[{"index":0,"delta":{"content":"$"},"finish_reason":null}]})",
+      R"(data: {"id":"c","created":@,"choices":[{"index":0,"delta":{"content":"$"},"finish_reason":null}]})",
+      R"(data: {"choices":[{"index":0,"delta":{"content":"$"}}],"created":@,"id":"c"})",
   };
-  static const Shape shapes[] = {
-      {R"(data: {"id":"c","choices":[{"index":0,"delta":{"content":")", "", R"("},"finish_reason":null}]})"},
-      {R"(data: {"id":"c","created":)", R"(,"choices":[{"index":0,"delta":{"content":")", R"("},"finish_reason":null}]})"},
-      {R"(data: {"choices":[{"index":0,"delta":{"content":")", "", R"("}}],"created":@,"id":"c"})"},
-  };
-  for (const Shape& sh : shapes) {
-    // `@` marks `created` when it comes after the text; otherwise it lies between head and tail.
+  for (const std::string& shape : shapes) {
     auto chunk = [&](std::string_view created, std::string_view content) {
-      std::string rest = sh.rest;
-      if (auto at = rest.find('@'); at != std::string::npos) rest.replace(at, 1, created);
-      const bool before = !sh.tail.empty();
-      return sh.head + (before ? std::string(created) + sh.tail : "") + std::string(content) + rest;
+      std::string out;
+      for (const char c : shape) {
+        if (c == '@') out += created;
+        else if (c == '$') out += content;
+        else out += c;
+      }
+      return out;
     };
     jsonio::StringSlot slot;
     llm::parse_stream_line(chunk("1764000000", "first"), &slot);

@@ -17,19 +17,20 @@ constexpr auto kPlain = [] {
   return t;
 }();
 
+bool is_digit(char c) { return static_cast<unsigned char>(c - '0') <= 9; }
+
 // The length of the integer written at text[pos]: `0`, or a digit from 1 to 9 and up to 17 more
 // (below 10^18: an int64, as scan() read the one learned); 0 when none is. A digit after it is left
 // to the caller's comparison with the remembered byte after the number, which is not a digit.
 std::size_t integer_length(std::string_view text, std::size_t pos) {
-  auto digit = [](char c) { return static_cast<unsigned char>(c - '0') <= 9; };
   const char* const p = text.data() + pos;
   const char* const end = text.data() + text.size();
-  if (p >= end || !digit(*p)) return 0;
+  if (p >= end || !is_digit(*p)) return 0;
   if (*p == '0') return 1;
   const char* q = p + 1;
   const char* const most = end - p > 18 ? p + 18 : end;
-  while (q < most && digit(*q)) ++q;
-  return q < end && digit(*q) ? 0 : static_cast<std::size_t>(q - p);  // 19 digits or more: scan() reads it
+  while (q < most && is_digit(*q)) ++q;
+  return q < end && is_digit(*q) ? 0 : static_cast<std::size_t>(q - p);  // 19 digits or more: scan() reads it
 }
 
 // Where a string whose body starts at text[pos] ends: its first quote not escaped, or npos.
@@ -108,7 +109,7 @@ bool StringSlot::learn(std::string_view text, const char* at, std::string_view v
   if (!ignored.empty() && !before(n, t) && !before(t + text.size(), n + ignored.size())) {
     const std::size_t pos = static_cast<std::size_t>(n - t);
     auto part_of_a_number = [&](std::size_t i) {
-      return i < text.size() && ((text[i] >= '0' && text[i] <= '9') || std::strchr("+-.eE", text[i]) != nullptr);
+      return i < text.size() && (is_digit(text[i]) || std::strchr("+-.eE", text[i]) != nullptr);
     };
     const bool whole = integer_length(text, pos) == ignored.size() && pos > 0 && !part_of_a_number(pos - 1) &&
                        !part_of_a_number(pos + ignored.size());
@@ -119,7 +120,7 @@ bool StringSlot::learn(std::string_view text, const char* at, std::string_view v
       number_ = Number::after;
       number_at_ = static_cast<std::uint32_t>(pos - end);
     }
-    number_len_ = static_cast<std::uint32_t>(ignored.size());
+    if (number_ != Number::none) number_len_ = static_cast<std::uint32_t>(ignored.size());
   }
   ready_ = true;
   return true;
