@@ -1,5 +1,7 @@
 #include "transport/child_process.hpp"
 
+#include "transport/line_reads.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -225,67 +227,31 @@ void ChildProcess::start() {
 
 asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& fd, bool is_stdout) {
   auto self = shared_from_this();
-  // One buffer, read into directly: the bytes of [head, tail) are a line not yet ended. Each line is
-  // handed over as a view into it (an agent writes a line per token: no copy, no allocation).
-  // Not zeroed: a reader that never gets a byte (most agents' stderr) leaves its pages untouched.
-  constexpr std::size_t kChunk = 64 * 1024;
-  auto buffer = std::make_unique_for_overwrite<char[]>(kChunk);
-  std::size_t size = kChunk, head = 0, tail = 0;
-  auto& handler = is_stdout ? handlers_.on_stdout_line : handlers_.on_stderr_line;
-  auto deliver = [&](std::string_view line) {
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (handler) handler(line);
-  };
+  // Only stdout has the owner's backpressure and its after-lines call. (Pointers picked: GCC 12
+  // mishandles class-type ?: operands inside coroutines.)
+  const LineReader::OnLine* on_line = is_stdout ? &handlers_.on_stdout_line : &handlers_.on_stderr_line;
+  const std::function<bool()>* must_wait =
+      is_stdout && handlers_.before_stdout_read ? &handlers_.stdout_must_wait : nullptr;
+  LineReader lines(fd, *on_line, is_stdout ? &handlers_.after_stdout_lines : nullptr, must_wait, kMaxLineBytes);
+  // The reads run as one operation (transport/line_reads.hpp), resuming this frame only to wait for
+  // the owner's room or when they stop.
+  lines.next = lines.must_wait() ? LinesNext::wait_for_room : LinesNext::read;
   for (;;) {
-    if (is_stdout && handlers_.before_stdout_read && (!handlers_.stdout_must_wait || handlers_.stdout_must_wait()))
-      co_await handlers_.before_stdout_read();
-    if (size - tail < kChunk / 4) {
-      // Little room left: move the unfinished line to the front, and grow only for a long line.
-      std::memmove(buffer.get(), buffer.get() + head, tail - head);
-      tail -= head;
-      head = 0;
-      if (size - tail < kChunk / 4) {
-        auto bigger = std::make_unique_for_overwrite<char[]>(size * 2);
-        std::memcpy(bigger.get(), buffer.get(), tail);
-        buffer = std::move(bigger);
-        size *= 2;
-      }
-    }
-    auto [ec, n] =
-        co_await fd.async_read_some(asio::buffer(buffer.get() + tail, size - tail), asio::as_tuple(asio::use_awaitable));
-    if (ec) break;
-    // Only the new bytes can hold a newline: rescanning the whole line on every read made a long
-    // line cost quadratic time.
-    const char* data = buffer.get();
-    for (auto* nl = static_cast<const char*>(std::memchr(data + tail, '\n', n)); nl;
-         nl = static_cast<const char*>(std::memchr(data + head, '\n', tail + n - head))) {
-      const std::size_t end = static_cast<std::size_t>(nl - data);
-      deliver(std::string_view(data + head, end - head));
-      head = end + 1;
-    }
-    if (is_stdout && head > tail && handlers_.after_stdout_lines) handlers_.after_stdout_lines();
-    tail += n;
-    if (head == tail) {
-      head = tail = 0;
-      if (size > kChunk) {  // a long line is done with: give its memory back
-        buffer = std::make_unique_for_overwrite<char[]>(kChunk);
-        size = kChunk;
-      }
-    }
-    if (tail - head > kMaxLineBytes) {
-      // A line that never ends: the peer is broken. Say why before the exit is reported.
-      if (handlers_.on_fault && !exit_code_)
-        handlers_.on_fault("more than " + std::to_string(kMaxLineBytes >> 20) + " MB without a line break on its " +
-                           (is_stdout ? "output" : "error output"));
-      head = tail = 0;
-      kill_group();
-      break;
-    }
+    if (lines.next == LinesNext::wait_for_room) co_await handlers_.before_stdout_read();
+    lines.make_room();
+    co_await read_lines_until_stop(lines);
+    if (lines.next != LinesNext::wait_for_room) break;
   }
-  if (tail > head) {
-    deliver(std::string_view(buffer.get() + head, tail - head));
-    if (is_stdout && handlers_.after_stdout_lines) handlers_.after_stdout_lines();
+  // As the reads' co_await had it: what a handler threw leaves this coroutine.
+  if (lines.next == LinesNext::threw) std::rethrow_exception(lines.thrown);
+  if (lines.next == LinesNext::too_long) {
+    // A line that never ends: the peer is broken. Say why before the exit is reported.
+    if (handlers_.on_fault && !exit_code_)
+      handlers_.on_fault("more than " + std::to_string(kMaxLineBytes >> 20) + " MB without a line break on its " +
+                         (is_stdout ? "output" : "error output"));
+    kill_group();
   }
+  lines.take_rest();
   boost::system::error_code ignored;
   fd.close(ignored);
 }
