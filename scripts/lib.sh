@@ -1,4 +1,4 @@
-# Shared by scripts/start and scripts/test: install what is missing, then build.
+# Shared by scripts/start, scripts/test and the bench's scripts: install what is missing, then build.
 # Debian 12 packages only; apt runs only when something is missing.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -58,4 +58,20 @@ build() {
   say "Building $dir"
   cmake -S "$ROOT" -B "$ROOT/$dir" -G Ninja "$@" >/dev/null
   cmake --build "$ROOT/$dir" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
+}
+
+# The bench's C programs (bench/{floors,clients,fakes}/*.c) into build-bench/{floors,clients,fakes}/, each
+# rebuilt when its source, or what they share (bench/floors/floor.h, bench/clients/client.h), is newer.
+build_bench_programs() {
+  say "Building the C floors, clients and fakes (build-bench/floors, build-bench/clients, build-bench/fakes)"
+  local kind src out
+  for kind in floors clients fakes; do
+    mkdir -p "$ROOT/build-bench/$kind"
+    for src in "$ROOT"/bench/$kind/*.c; do
+      out="$ROOT/build-bench/$kind/$(basename "$src" .c)"
+      if [ ! "$out" -nt "$src" ] || [ ! "$out" -nt "$ROOT/bench/floors/floor.h" ] || [ ! "$out" -nt "$ROOT/bench/clients/client.h" ]; then
+        gcc -O2 -Wall -Wextra -Werror -o "$out" "$src"
+      fi
+    done
+  done
 }
