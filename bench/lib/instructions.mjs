@@ -11,9 +11,9 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { sleep } from '../../tests/e2e/lib/engine.mjs';
 import { pool } from '../../tests/e2e/lib/load.mjs';
-import { sessionApi } from '../../tests/e2e/lib/sessions.mjs';
-import { CLIENTS, FAKES } from './env.mjs';
-import { CPU, spawnLineClient, spawnPinned } from './proc.mjs';
+import { openOne, startPacedUpstream } from '../scenarios/07-many-streams.mjs';
+import { CLIENTS } from './env.mjs';
+import { CPU, spawnLineClient } from './proc.mjs';
 import { chatBody, openSession, script, startAcpEngine, startLlmEngine, until, within } from './tokens.mjs';
 
 const counting = (pid, on) => execFileSync('callgrind_control', ['-i', on ? 'on' : 'off', String(pid)], { stdio: 'ignore' });
@@ -49,22 +49,12 @@ async function acp(chunks = 2000, turns = 2) {
 }
 
 async function streams(n = 1000, every = 1000, seconds = 20) {
-  const up = await spawnPinned(path.join(FAKES, 'paced-upstream'), ['0'], { cpu: CPU.helper });
-  const upstream = Object.assign(up, { url: `http://127.0.0.1:${up.port}/v1` });
-  const eng = await startLlmEngine(upstream, { sites: Math.ceil(n / 4) });
+  const up = await startPacedUpstream();
+  const eng = await startLlmEngine(up, { sites: Math.ceil(n / 4) });
   const prompt = script({ count: 0, every });
   const reader = spawnLineClient(path.join(CLIENTS, 'sse-reader'), [chatBody(prompt)], { cpu: CPU.helper });
   try {
-    await pool(Array.from({ length: n }, (_, i) => i), 8, async (i) => {
-      const site = eng.sites[Math.floor(i / 4)];
-      const api = sessionApi(eng, site);
-      const r = await api.prepare({ prompt });
-      if (r.status !== 201) throw new Error(`prepare: ${r.status}`);
-      const opened = await reader.ask(`open ${eng.port} ${encodeURIComponent(r.json.sessionId)} ${site.origin} ${site.token}`);
-      if (opened !== 'open 200') throw new Error(`stream: ${opened}`);
-      const a = await api.approve(r.json.sessionId);
-      if (a.status !== 200) throw new Error(`approve: ${a.status}`);
-    });
+    await pool(Array.from({ length: n }, (_, i) => i), 8, (i) => openOne('engine', eng, reader, i, prompt));
     await until(async () => {
       const [all, flowing, failed] = (await reader.ask('count')).split(' ').map(Number);
       return flowing + failed >= all;

@@ -38,7 +38,7 @@ const start = {
 };
 
 /** Opens stream i through `srv` on the reader; resolves once it is open (its turn approved, for the engine). */
-async function openOne(contender, srv, reader, i, prompt) {
+export async function openOne(contender, srv, reader, i, prompt) {
   const opened = async (line) => {
     const out = await reader.ask(line);
     if (out !== 'open 200') throw new Error(`stream ${i}: ${out}`);
@@ -57,7 +57,7 @@ async function openOne(contender, srv, reader, i, prompt) {
 }
 
 /** The paced model server, on the helper CPU (not measured). */
-async function startPacedUpstream() {
+export async function startPacedUpstream() {
   const h = await spawnPinned(path.join(FAKES, 'paced-upstream'), ['0'], { cpu: CPU.helper });
   return Object.assign(h, { name: 'upstream', url: `http://127.0.0.1:${h.port}/v1` });
 }
