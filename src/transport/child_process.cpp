@@ -238,7 +238,6 @@ asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& f
   lines.next = lines.must_wait() ? LinesNext::wait_for_room : LinesNext::read;
   for (;;) {
     if (lines.next == LinesNext::wait_for_room) co_await handlers_.before_stdout_read();
-    lines.make_room();
     co_await read_lines_until_stop(lines);
     if (lines.next != LinesNext::wait_for_room) break;
   }

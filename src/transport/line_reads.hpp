@@ -106,8 +106,10 @@ struct LineReads {
   }
 };
 
-// Runs the reads until they stop (r.next says why). The caller makes room first (r.make_room()).
+// Runs the reads until they stop (r.next says why). Room for the first read is made here, in the awaiting
+// coroutine, where what the allocation throws belongs; the handler makes it for the reads after.
 inline auto read_lines_until_stop(LineReader& r) {
+  r.make_room();
   return boost::asio::async_compose<const boost::asio::use_awaitable_t<>&, void()>(LineReads{&r},
                                                                                    boost::asio::use_awaitable);
 }

@@ -44,7 +44,6 @@ struct Pipe {
     asio::co_spawn(
         ioc,
         [&]() -> asio::awaitable<void> {
-          r.make_room();
           co_await leuria::transport::read_lines_until_stop(r);
           done = true;
         },
