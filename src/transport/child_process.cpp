@@ -1,11 +1,11 @@
 #include "transport/child_process.hpp"
 
+#include "transport/exit_watch.hpp"
 #include "transport/line_reads.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,23 +105,22 @@ boost::system::result<std::shared_ptr<ChildProcess>, std::string> ChildProcess::
     ::close(in[1]), ::close(out[0]), ::close(err[0]);
     return "Cannot start '" + spec.program + "': " + std::strerror(rc);
   }
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // glibc 2.36 declares no C linkage for pidfd_open
-  if (pidfd < 0) {
+  auto watch = watch_exit(pid);
+  if (!watch) {
     ::kill(-pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
     ::close(in[1]), ::close(out[0]), ::close(err[0]);
-    return std::string("Cannot watch the agent process: ") + std::strerror(errno);
+    return watch.error();
   }
-  ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
   std::shared_ptr<ChildProcess> child(
-      new ChildProcess(ex, pid, pidfd, in[1], out[0], err[0], std::move(handlers), std::move(tag)));
+      new ChildProcess(ex, pid, watch->fd, in[1], out[0], err[0], std::move(handlers), std::move(tag)));
   child->start();
   return child;
 }
 
-ChildProcess::ChildProcess(asio::any_io_executor ex, int pid, int pidfd, int in, int out, int err, Handlers h,
+ChildProcess::ChildProcess(asio::any_io_executor ex, int pid, int exit_fd, int in, int out, int err, Handlers h,
                            std::string tag)
-    : ex_(ex), pid_(pid), pidfd_(ex, pidfd), in_(ex, in), out_(ex, out), err_(ex, err), handlers_(std::move(h)),
+    : ex_(ex), pid_(pid), exit_fd_(ex, exit_fd), in_(ex, in), out_(ex, out), err_(ex, err), handlers_(std::move(h)),
       tag_(std::move(tag)), kill_timer_(ex), drain_timer_(ex) {}
 
 ChildProcess::~ChildProcess() {
@@ -257,7 +256,7 @@ asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& f
 
 asio::awaitable<void> ChildProcess::wait_exit() {
   auto self = shared_from_this();
-  co_await pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, asio::as_tuple(asio::use_awaitable));
+  co_await exit_fd_.async_wait(asio::posix::stream_descriptor::wait_read, asio::as_tuple(asio::use_awaitable));
   // The leader is gone (a zombie until reaped, so its pid can't be reused yet): anything it left
   // in its group goes with it, then we reap.
   ::kill(-pid_, SIGKILL);
@@ -267,7 +266,7 @@ asio::awaitable<void> ChildProcess::wait_exit() {
   exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + term_signal_;
   kill_timer_.cancel();
   boost::system::error_code ignored;
-  pidfd_.close(ignored);
+  exit_fd_.close(ignored);
   close_stdin();
   kill_leftovers();
   drain_timer_.expires_after(kDrainAfterExit);

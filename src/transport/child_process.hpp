@@ -1,7 +1,8 @@
 // Bytes: a child process with pipes on stdin, stdout and stderr, in its own process group.
 // Spawned with a fixed argument list (never a shell), in a given folder, with a given environment;
 // every descriptor of ours is close-on-exec so the child inherits only its three pipes.
-// Exit is observed through a pidfd, so there are no zombies and no SIGCHLD handler.
+// Exit is observed through a pidfd (or, where there is none, a thread's waitid; see exit_watch.hpp),
+// so there are no zombies and no SIGCHLD handler.
 // When the child exits, nothing it started outlives it: its process group is killed, then any
 // process carrying its tag (kChildTagVariable, inherited through fork and setsid, so a daemon that
 // left the group still has it) and anyone still holding its output pipes; our read ends close
@@ -79,7 +80,7 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   int term_signal() const { return term_signal_; }
 
  private:
-  ChildProcess(boost::asio::any_io_executor ex, int pid, int pidfd, int in, int out, int err, Handlers h,
+  ChildProcess(boost::asio::any_io_executor ex, int pid, int exit_fd, int in, int out, int err, Handlers h,
                std::string tag);
   void start();
   void kill_leftovers();
@@ -90,7 +91,7 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
 
   boost::asio::any_io_executor ex_;
   int pid_;
-  boost::asio::posix::stream_descriptor pidfd_, in_, out_, err_;
+  boost::asio::posix::stream_descriptor exit_fd_, in_, out_, err_;
   Handlers handlers_;
   std::deque<std::string> pending_;
   std::size_t pending_bytes_ = 0;

@@ -12,6 +12,7 @@ import {
 } from './helpers.mjs';
 import { startSessionTurn as run } from './helpers.mjs';
 import { childrenOf } from './lib/proc.mjs';
+import { straceUnavailable, straceAttach } from './lib/crash.mjs';
 
 const TMP = os.tmpdir();
 
@@ -433,4 +434,51 @@ describe('ACP backend', { timeout: 120000 }, () => {
     // the engine is fine
     assert.equal((await sessionApi(eng).prepare({})).status, 201);
   });
+});
+
+// Some sandboxes refuse pidfd_open (an older container seccomp profile says EPERM; valgrind 3.19 and kernels
+// before 5.3 say ENOSYS). strace, attached to the running engine, makes the kernel's answer EPERM.
+describe('ACP backend where pidfd_open is refused', { skip: straceUnavailable() || false, timeout: 120000 }, () => {
+  after(stopAll);
+  const threads = (pid) => fs.readdirSync(`/proc/${pid}/task`).length;
+
+  for (const [name, mode, end] of [
+    ['a turn completes and a closed session\'s agent is gone', undefined, 'close'],
+    ['an agent that crashes mid-turn still fails the session with "Agent exited with code 3"', 'crash-on-prompt', 'crash'],
+    ['an agent that ignores SIGTERM is still killed after killGraceMs', 'ignore-sigterm', 'cancel'],
+  ]) {
+    it(name, async () => {
+      const eng = await startFakeEngine({ mode, timings: { killGraceMs: 500 } });
+      const trace = await straceAttach(eng.proc.pid, ['-e', 'trace=pidfd_open', '-e', 'inject=pidfd_open:error=EPERM']);
+      try {
+        const before = threads(eng.proc.pid);
+        const { api, id, stream } = await run(eng, end === 'cancel' ? {} : { prompt: 'hi' });
+        const rec = await agentStart(eng);
+        if (end === 'close') {
+          const tc = await stream.waitFor('turn_completed', 15000);
+          assert.equal(tc.data.text, 'echo: hi');
+          assert.equal((await api.close(id)).status, 200);
+        } else if (end === 'crash') {
+          assert.equal((await stream.waitFor('failed', 15000)).data, 'Agent exited with code 3');
+        } else {
+          await stream.waitFor('ready', 15000);
+          assert.equal((await api.cancel(id)).json.status, 'cancelled');
+        }
+        await stream.waitForEnd();
+        await assertGone(rec.pid, 5000);
+        assert.ok(await poll(() => childrenOf(eng.proc.pid).length === 0, { timeoutMs: 5000 }),
+          `the engine's children (a zombie is one): ${JSON.stringify(childrenOf(eng.proc.pid))}`);
+        // The thread that watched the agent ended with it.
+        assert.ok(await poll(() => threads(eng.proc.pid) <= before, { timeoutMs: 5000 }),
+          `threads: ${threads(eng.proc.pid)}, before the session ${before}`);
+        assert.match(trace.log(), /pidfd_open\(\d+, 0\)\s+= -1 EPERM .*\(INJECTED\)/, 'the engine asked for a pidfd and was refused');
+        assert.ok(eng.stderrLines.some((l) => /event=child\.exit_watch_thread reason="Operation not permitted"/.test(l)),
+          eng.stderrLines.slice(-10).join('\n'));
+        // The engine still serves.
+        assert.equal((await sessionApi(eng).prepare({})).status, 201);
+      } finally {
+        await trace.detach();
+      }
+    });
+  }
 });
