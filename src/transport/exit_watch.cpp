@@ -1,6 +1,8 @@
 #include "transport/exit_watch.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,30 +11,55 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <thread>
+#include <new>
 
 namespace leuria::transport {
 
 namespace {
 
-// The thread holds only the pid and the pipe's write end, so it may outlive the owner: if the owner
-// reaped the child first (its destructor kills and reaps), waitid fails with ECHILD and the thread
-// still closes its end, which nobody reads any more.
-void wait_then_close(pid_t pid, int write_end) {
+// The thread's whole state, its own, so it may outlive the owner: if the owner reaped the child first
+// (its destructor kills and reaps), waitid fails with ECHILD and the thread still closes its end,
+// which nobody reads any more.
+struct Watched {
+  pid_t pid;
+  int write_end;
+};
+
+void* wait_then_close(void* arg) {
+  const Watched w = *static_cast<Watched*>(arg);
+  delete static_cast<Watched*>(arg);
   siginfo_t info{};
-  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  while (::waitid(P_PID, static_cast<id_t>(w.pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
   }
-  ::close(write_end);  // the read end sees the end of the pipe: readable
+  ::close(w.write_end);  // the read end sees the end of the pipe: readable
+  return nullptr;
 }
 
 boost::system::result<ExitWatch, std::string> watch_with_thread(pid_t pid) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return std::string("Cannot watch the agent process: ") + std::strerror(errno);
-  try {
-    std::thread(wait_then_close, pid, fds[1]).detach();
-  } catch (const std::system_error& e) {
+  auto* watched = new (std::nothrow) Watched{pid, fds[1]};
+  if (!watched) {
     ::close(fds[0]), ::close(fds[1]);
-    return std::string("Cannot watch the agent process: ") + e.what();
+    return std::string("Cannot watch the agent process: out of memory");
+  }
+  // A small stack (it only waits), and every signal blocked, so that the engine's SIGINT and SIGTERM
+  // go to a thread that handles them; the mask is inherited, so it is set around the creation.
+  pthread_attr_t attr;
+  ::pthread_attr_init(&attr);
+  ::pthread_attr_setstacksize(&attr, 64 * 1024);
+  ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  sigset_t all, before;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
+  pthread_t thread;
+  const int rc = ::pthread_create(&thread, &attr, wait_then_close, watched);
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  ::pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    delete watched;
+    ::close(fds[0]), ::close(fds[1]);
+    return std::string("Cannot watch the agent process: ") + std::strerror(rc);
   }
   return ExitWatch{fds[0], ExitWatchKind::thread};
 }
@@ -47,8 +74,13 @@ boost::system::result<ExitWatch, std::string> watch_exit(pid_t pid, bool allow_p
       ::fcntl(fd, F_SETFD, FD_CLOEXEC);
       return ExitWatch{fd, ExitWatchKind::pidfd};
     }
-    int why = errno;
-    // Said once: the fallback costs a thread per running agent, which is worth knowing, not worth repeating.
+    const int why = errno;
+    // Only a refusal means "not here" (no such call: Linux before 5.3, valgrind; a sandbox's seccomp
+    // profile: EPERM or EACCES). Out of descriptors or memory, the pipe's way would fail as well.
+    if (why != ENOSYS && why != EPERM && why != EACCES)
+      return std::string("Cannot watch the agent process: ") + std::strerror(why);
+    // Said once: the fallback costs a thread and two descriptors per running agent, which is worth
+    // knowing, not worth repeating.
     static std::atomic<bool> said{false};
     if (!said.exchange(true))
       spdlog::info("event=child.exit_watch_thread reason=\"{}\" note=\"pidfd_open is not available here: each "
