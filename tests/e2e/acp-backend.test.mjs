@@ -3,7 +3,6 @@
 
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -439,9 +438,7 @@ describe('ACP backend', { timeout: 120000 }, () => {
 
 // Some sandboxes refuse pidfd_open (an older container seccomp profile says EPERM; valgrind 3.19 and kernels
 // before 5.3 say ENOSYS). strace, attached to the running engine, makes the kernel's answer EPERM.
-const NO_PIDFD_TRACE = straceUnavailable() ||
-  (spawnSync('strace', ['-e', 'trace=pidfd_open', '-o', '/dev/null', 'true']).status !== 0 ? 'this strace does not know pidfd_open' : null);
-describe('ACP backend where pidfd_open is refused', { skip: NO_PIDFD_TRACE || false, timeout: 120000 }, () => {
+describe('ACP backend where pidfd_open is refused', { skip: straceUnavailable(['pidfd_open']) || false, timeout: 120000 }, () => {
   after(stopAll);
   const threads = (pid) => fs.readdirSync(`/proc/${pid}/task`).length;
 

@@ -97,11 +97,20 @@ export function listeningSockets(pid) {
   return out;
 }
 
-/** Why strace can't be used here (null when `strace -f true` works, i.e. ptrace is allowed). */
-export function straceUnavailable() {
-  const r = spawnSync('strace', ['-f', '-o', '/dev/null', 'true'], { encoding: 'utf8' });
+/**
+ * Why strace can't be used here (null when `strace -f true` works, i.e. ptrace is allowed), and, given
+ * `syscalls`, also when this strace does not know one of them by name (e.g. ['pidfd_open'], Linux 5.3's).
+ */
+export function straceUnavailable(syscalls = []) {
+  const filter = syscalls.length ? ['-e', `trace=${syscalls.join(',')}`] : [];
+  const r = spawnSync('strace', ['-f', ...filter, '-o', '/dev/null', 'true'], { encoding: 'utf8' });
   if (r.error) return `strace is not installed (${r.error.code}); scripts/lib.sh lists it in TEST_PACKAGES`;
-  if (r.status !== 0) return `strace cannot trace here (ptrace refused?): ${r.stderr.trim()}`;
+  if (r.status !== 0) {
+    // Asked again without the names: is it ptrace that is refused, or a name that is unknown?
+    const known = syscalls.length > 0 && spawnSync('strace', ['-f', '-o', '/dev/null', 'true']).status === 0;
+    return known ? `this strace does not know ${syscalls.join(', ')}: ${r.stderr.trim()}`
+      : `strace cannot trace here (ptrace refused?): ${r.stderr.trim()}`;
+  }
   return null;
 }
 
