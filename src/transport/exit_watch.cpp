@@ -17,6 +17,8 @@ namespace leuria::transport {
 
 namespace {
 
+std::string cannot_watch(const char* why) { return std::string("Cannot watch the agent process: ") + why; }
+
 // The thread's whole state, its own, so it may outlive the owner: if the owner reaped the child first
 // (its destructor kills and reaps), waitid fails with ECHILD and the thread still closes its end,
 // which nobody reads any more.
@@ -37,11 +39,11 @@ void* wait_then_close(void* arg) {
 
 boost::system::result<ExitWatch, std::string> watch_with_thread(pid_t pid) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return std::string("Cannot watch the agent process: ") + std::strerror(errno);
+  if (::pipe2(fds, O_CLOEXEC) != 0) return cannot_watch(std::strerror(errno));
   auto* watched = new (std::nothrow) Watched{pid, fds[1]};
   if (!watched) {
     ::close(fds[0]), ::close(fds[1]);
-    return std::string("Cannot watch the agent process: out of memory");
+    return cannot_watch("out of memory");
   }
   // A small stack (it only waits), and every signal blocked, so that the engine's SIGINT and SIGTERM
   // go to a thread that handles them; the mask is inherited, so it is set around the creation.
@@ -59,7 +61,7 @@ boost::system::result<ExitWatch, std::string> watch_with_thread(pid_t pid) {
   if (rc != 0) {
     delete watched;
     ::close(fds[0]), ::close(fds[1]);
-    return std::string("Cannot watch the agent process: ") + std::strerror(rc);
+    return cannot_watch(std::strerror(rc));
   }
   return ExitWatch{fds[0], ExitWatchKind::thread};
 }
@@ -78,7 +80,7 @@ boost::system::result<ExitWatch, std::string> watch_exit(pid_t pid, bool allow_p
     // Only a refusal means "not here" (no such call: Linux before 5.3, valgrind; a sandbox's seccomp
     // profile: EPERM or EACCES). Out of descriptors or memory, the pipe's way would fail as well.
     if (why != ENOSYS && why != EPERM && why != EACCES)
-      return std::string("Cannot watch the agent process: ") + std::strerror(why);
+      return cannot_watch(std::strerror(why));
     // Said once: the fallback costs a thread and two descriptors per running agent, which is worth
     // knowing, not worth repeating.
     static std::atomic<bool> said{false};
