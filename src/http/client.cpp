@@ -40,7 +40,6 @@ void Abort::abort() {
 namespace {
 
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
-constexpr std::string_view kBrokeOff = "The answer broke off: ";
 constexpr std::size_t kReadBytes = 16 * 1024;
 // What is read after the caller stopped (its stream's last event came before the body's end), so
 // that the connection can be kept: the end normally follows at once.
@@ -219,12 +218,14 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
   // instructions a request, a third of a turn's start (bench scenario 5).
   auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(request), asio::as_tuple(asio::use_awaitable));
   if (wec) {
+    out.failure = Failure::no_answer;
     out.error = "The request could not be sent: " + wec.message();
     o.stale = true;
     co_return o;
   }
   auto [hec, hn] = co_await bhttp::async_read_header(stream, r.buffer, r.parser, asio::as_tuple(asio::use_awaitable));
   if (hec) {
+    out.failure = Failure::no_answer;
     out.error = "No answer: " + hec.message();
     o.stale = hn == 0 && r.buffer.size() == 0 && hec != beast::error::timeout;
     co_return o;
@@ -273,12 +274,14 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
       o.stopped = true;
       co_return o;
     case Next::broke_off:
-      out.error = std::string(kBrokeOff) + reads.ec.message();
+      out.failure = Failure::broke_off;
+      out.error = reads.ec.message();
       co_return o;
     case Next::read_failed:
+      out.failure = Failure::broke_off;
       // Plain if/else: GCC 12 mishandles class-type ?: temporaries inside coroutines.
       if (silent) out.error = "The server stopped answering";
-      else out.error = std::string(kBrokeOff) + reads.ec.message();
+      else out.error = reads.ec.message();
       co_return o;
     default:
       break;
@@ -463,12 +466,6 @@ void append_field(std::string& out, std::string_view name, std::string_view valu
 
 }  // namespace
 
-std::string_view broke_off_reason(const ClientResult& r) {
-  std::string_view why = r.error;
-  if (why.starts_with(kBrokeOff)) why.remove_prefix(kBrokeOff.size());
-  return why;
-}
-
 boost::system::result<std::string, std::string> request_text(std::string_view method, std::string_view target,
                                                               std::string_view host,
                                                               const std::vector<Header>& headers,
@@ -504,6 +501,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   ClientResult out;
   auto url = boost::urls::parse_uri(spec.url);
   if (!url || (url->scheme() != "http" && url->scheme() != "https")) {
+    out.failure = Failure::bad_request;
     out.error = "Not an http(s) URL: " + spec.url;
     co_return out;
   }
@@ -517,6 +515,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   if (url->has_port()) host_field += ":" + port;
   auto text = request_text(spec.method, target, host_field, spec.headers, spec.body);
   if (!text) {
+    out.failure = Failure::bad_request;
     out.error = text.error();
     co_return out;
   }
@@ -536,6 +535,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
         tcp::resolver::results_type endpoints;
         auto lookup_error = co_await find_server(ex, *url, host, port, abort, endpoints);
         if (lookup_error) {
+          out.failure = Failure::unreachable;
           out.error = *lookup_error;
           co_return out;
         }
@@ -545,6 +545,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
         auto [cec, ep] = co_await stream->async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
         if (cec) {
           if (abort) abort->on_abort({});
+          out.failure = Failure::unreachable;
           out.error = "Could not connect to " + where + ": " + cec.message();
           co_return out;
         }
@@ -577,6 +578,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   ctx.set_verify_mode(asio::ssl::verify_peer);
   beast::ssl_stream<beast::tcp_stream> stream(ex, ctx);
   if (!SSL_set_tlsext_host_name(stream.native_handle(), host.c_str())) {
+    out.failure = Failure::bad_request;
     out.error = "TLS setup failed for " + host;
     co_return out;
   }
@@ -584,6 +586,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   tcp::resolver::results_type endpoints;
   auto lookup_error = co_await find_server(ex, *url, host, port, abort, endpoints);
   if (lookup_error) {
+    out.failure = Failure::unreachable;
     out.error = *lookup_error;
     co_return out;
   }
@@ -592,12 +595,14 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   tcp.expires_after(spec.connect_timeout);
   auto [cec, ep] = co_await tcp.async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
   if (cec) {
+    out.failure = Failure::unreachable;
     out.error = "Could not connect to " + where + ": " + cec.message();
   } else {
     auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
-    if (hec)
+    if (hec) {
+      out.failure = Failure::unreachable;
       out.error = "TLS handshake with " + host + " failed: " + hec.message();
-    else {
+    } else {
       Reading reading;
       auto o = co_await exchange(stream, tcp, req, spec, on_data, reading);
       out = std::move(o.result);

@@ -53,16 +53,25 @@ struct ClientRequest {
   std::shared_ptr<ConnectionPool> pool;
 };
 
+// How a request failed to get a whole answer, for callers whose sentence depends on it (a server that
+// is down is not one that went silent). `ClientResult::error` says why in plain words.
+enum class Failure : unsigned char {
+  none,         // an answer's head came (status); the body came whole, or the caller stopped reading it
+  bad_request,  // nothing was sent: not an http(s) URL, a field that could be read as two, TLS setup
+  unreachable,  // the server's name was not found, or the connection or TLS handshake failed
+  no_answer,    // connected, then the request could not be sent or no answer's head came (silence, a hang-up)
+  broke_off,    // the head came, then the body was cut short, refused by the parser, or went silent
+};
+
 struct ClientResult {
-  unsigned status = 0;  // 0 when no answer came (error says why)
-  std::string error;    // a plain sentence when status is 0 or the stream broke
+  unsigned status = 0;  // 0 when no answer came (failure and error say why)
+  Failure failure = Failure::none;
+  // Why, in plain words, when failure is not none. For broke_off only the reason ("bad chunk",
+  // "The server stopped answering"): the caller's own sentence says that the answer broke off.
+  std::string error;
   std::string body;     // non-2xx answers, or 2xx answers read without on_data
   bool complete = false;  // the whole body was received
 };
-
-// Why an answer broke off, for a caller whose own sentence says it broke off: the error without the
-// client's "The answer broke off: " ("bad chunk", "The server stopped answering"), so that it is said once.
-std::string_view broke_off_reason(const ClientResult& r);
 
 // Lets another coroutine stop a request: the socket is closed and fetch returns.
 class Abort {

@@ -171,7 +171,10 @@ TEST(HttpClientBody, AChunkedBodyCutShortIsAnErrorAfterWhatCame) {
   });
   EXPECT_FALSE(x.result.complete);
   EXPECT_EQ(x.result.status, 200u);
-  EXPECT_TRUE(x.result.error.starts_with("The answer broke off: ")) << x.result.error;
+  EXPECT_EQ(x.result.failure, http::Failure::broke_off);
+  // Only the reason: the caller's sentence says that the answer broke off.
+  EXPECT_FALSE(x.result.error.empty());
+  EXPECT_EQ(x.result.error.find("broke off"), std::string::npos) << x.result.error;
   EXPECT_TRUE(x.body().starts_with("data: kept\n\n")) << x.body();
 }
 
@@ -206,6 +209,7 @@ TEST(HttpClientBody, AServerThatFallsSilentMidAnswerTimesOut) {
   });
   const auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_FALSE(x.result.complete);
+  EXPECT_EQ(x.result.failure, http::Failure::broke_off);
   EXPECT_EQ(x.result.error, "The server stopped answering");
   EXPECT_EQ(x.body(), "data: before\n\n");
   EXPECT_GE(took, std::chrono::milliseconds(900));
@@ -265,6 +269,7 @@ TEST(HttpClientBody, ACallerThatStopsReadsNoFurther) {
   x.stop_after = 2;
   x.run([&](tcp::socket& s) { return trickle(s, 4, std::chrono::milliseconds(50), nullptr); });
   EXPECT_FALSE(x.result.complete);
+  EXPECT_EQ(x.result.failure, http::Failure::none);
   EXPECT_EQ(x.result.error, "");
   EXPECT_EQ(x.body(), "data: 0\n\ndata: 1\n\n");
 }
@@ -278,4 +283,68 @@ TEST(HttpClientBody, WhatTheCallerThrowsEndsTheFetchNotTheLoop) {
   ASSERT_TRUE(x.thrown);
   EXPECT_THROW(std::rethrow_exception(x.thrown), std::runtime_error);
   EXPECT_EQ(x.pieces.size(), 2u);
+}
+
+// How a request failed is a kind the caller can branch on, not a prefix of the sentence: a server that
+// is down, one that took the connection and said nothing, and a request that could not be made.
+namespace {
+
+http::ClientResult fetch_once(const std::string& url, std::chrono::seconds read_timeout = std::chrono::seconds(5)) {
+  asio::io_context ioc;
+  http::ClientRequest req;
+  req.url = url;
+  req.read_timeout = read_timeout;
+  http::ClientResult out;
+  asio::co_spawn(ioc, http::fetch(ioc.get_executor(), req), [&](std::exception_ptr, http::ClientResult r) { out = std::move(r); });
+  ioc.run_for(std::chrono::seconds(10));
+  return out;
+}
+
+}  // namespace
+
+TEST(HttpClientFailure, NotAnHttpUrlIsABadRequest) {
+  auto r = fetch_once("ftp://127.0.0.1/x");
+  EXPECT_EQ(r.status, 0u);
+  EXPECT_EQ(r.failure, http::Failure::bad_request);
+  EXPECT_EQ(r.error, "Not an http(s) URL: ftp://127.0.0.1/x");
+}
+
+TEST(HttpClientFailure, AClosedPortIsUnreachable) {
+  asio::io_context ioc;
+  tcp::acceptor a(ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+  const auto port = a.local_endpoint().port();
+  a.close();  // nothing listens there now
+  auto r = fetch_once("http://127.0.0.1:" + std::to_string(port) + "/v1/models");
+  EXPECT_EQ(r.status, 0u);
+  EXPECT_EQ(r.failure, http::Failure::unreachable);
+  EXPECT_TRUE(r.error.starts_with("Could not connect to http://127.0.0.1:")) << r.error;
+}
+
+TEST(HttpClientFailure, AServerThatHangsUpWithoutAnAnswerGaveNoAnswer) {
+  Exchange x;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    s.close();
+    co_return;
+  });
+  EXPECT_EQ(x.result.status, 0u);
+  EXPECT_EQ(x.result.failure, http::Failure::no_answer);
+  EXPECT_TRUE(x.result.error.starts_with("No answer: ")) << x.result.error;
+}
+
+TEST(HttpClientFailure, AServerSilentBeforeItsHeadGaveNoAnswer) {
+  Exchange x;
+  x.read_timeout = std::chrono::seconds(1);
+  x.run([&](tcp::socket&) -> asio::awaitable<void> { co_await pause(std::chrono::milliseconds(2000)); });
+  EXPECT_EQ(x.result.status, 0u);
+  EXPECT_EQ(x.result.failure, http::Failure::no_answer);
+}
+
+TEST(HttpClientFailure, AWholeAnswerIsNoFailureWhateverItsStatus) {
+  Exchange x;
+  x.run([&](tcp::socket& s) -> asio::awaitable<void> {
+    co_await send(s, "HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno");
+  });
+  EXPECT_EQ(x.result.status, 404u);
+  EXPECT_EQ(x.result.failure, http::Failure::none);
+  EXPECT_TRUE(x.result.complete);
 }

@@ -64,7 +64,7 @@ asio::awaitable<http::ClientResult> fetch_whole(asio::any_io_executor ex, http::
       res.error = "the answer is larger than 64 MB";
     } else if (!res.complete) {
       res.status = 0;
-      res.error = "the answer broke off (" + std::string(http::broke_off_reason(res)) + ")";
+      res.error = "the answer broke off (" + res.error + ")";
     }
     res.body = std::move(*collected);
   }

@@ -173,12 +173,12 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
   if (cancelled_ || shut_down_) co_return std::nullopt;
   if (step.stream_error) co_return display() + " reported an error: " + core::valid_utf8(*step.stream_error, 500);
   if (step.too_big) co_return *step.too_big;
-  if (res.status == 0 && res.error.starts_with("No answer"))  // connected, then silence or a hang-up
+  if (res.failure == http::Failure::no_answer)  // connected, then silence or a hang-up
     co_return display() + " at " + provider_.base_url + " did not answer (" + res.error + ")";
   if (res.status == 0) co_return "Could not reach " + display() + " at " + provider_.base_url + " (" + res.error + ")";
   if (res.status / 100 != 2)
     co_return display() + " answered HTTP " + std::to_string(res.status) + ": " + error_message(res.body);
-  if (!step.done && !res.complete) co_return display() + "'s answer broke off: " + std::string(http::broke_off_reason(res));
+  if (res.failure == http::Failure::broke_off) co_return display() + "'s answer broke off: " + res.error;
   // A whole body that never said it was finished ([DONE] or a finish_reason) is not an answer: an
   // HTML page sent with 200, another protocol's lines, or a stream cut at a clean boundary.
   if (!step.done && !step.finished) {

@@ -1,0 +1,209 @@
+// The `leuria mcp-stdio` bridge against a scripted engine endpoint whose answers break off, refuse or go
+// missing: every request the agent writes still gets exactly one reply, the engine's or an error saying why,
+// and no line the agent reads is a message cut short. (The bridge against the real engine is in
+// mcp-endpoint.test.mjs.)
+
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { BIN, cleanEnv } from './lib/engine.mjs';
+
+const SANITIZER_REPORT = /AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:/;
+
+/**
+ * A stand-in for the engine's /webmcp/mcp: `answer(message, res)` answers each POSTed JSON-RPC message as it
+ * likes (res.socket.destroy() cuts it). Records every message it was sent.
+ */
+async function scriptedEndpoint(answer) {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const message = JSON.parse(body);
+      seen.push({ message, auth: req.headers.authorization });
+      answer(message, res);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${server.address().port}/webmcp/mcp`, seen, server };
+}
+
+/** The bridge, with lines written to its stdin and read from its stdout one at a time. */
+function bridge(url) {
+  const proc = spawn(BIN, ['mcp-stdio', url], {
+    env: cleanEnv({ LEURIA_MCP_TOKEN: 'chan-token' }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let stderr = '';
+  const waiters = [];
+  const lines = [];
+  proc.stderr.on('data', (d) => (stderr += d));
+  proc.stdout.on('data', (d) => {
+    out += d;
+    for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+      lines.push(out.slice(0, nl));
+      out = out.slice(nl + 1);
+    }
+    while (waiters.length && lines.length) waiters.shift()(lines.shift());
+  });
+  return {
+    proc,
+    send: (msg) => proc.stdin.write(`${typeof msg === 'string' ? msg : JSON.stringify(msg)}\n`),
+    /** The next line on stdout, parsed (a line that is not JSON fails the test), within 8 s. */
+    next: () => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no line from mcp-stdio within 8 s; stderr: ${stderr}`)), 8000);
+      const take = (line) => {
+        clearTimeout(timer);
+        try {
+          resolve(JSON.parse(line));
+        } catch {
+          reject(new Error(`mcp-stdio wrote a line that is not JSON: ${line}`));
+        }
+      };
+      if (lines.length) take(lines.shift());
+      else waiters.push(take);
+    }),
+    stderr: () => stderr,
+    /** Closes stdin and waits for the exit: what is left unread on stdout must be nothing. */
+    async end() {
+      proc.stdin.end();
+      const [code] = await once(proc, 'close');  // after its pipes are read to their ends
+      assert.equal(code, 0, stderr);
+      assert.deepEqual(lines, [], 'no line beyond the replies');
+      assert.equal(out, '', 'no part of a line');
+      assert.doesNotMatch(stderr, SANITIZER_REPORT);
+    },
+  };
+}
+
+const servers = [];
+after(() => {
+  for (const s of servers) s.close();
+});
+
+const sse = (...messages) => messages.map((m) => `event: message\ndata: ${JSON.stringify(m)}\n\n`).join('');
+const reply = (id, result) => ({ jsonrpc: '2.0', id, result });
+const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } };
+
+describe('leuria mcp-stdio: one reply to every request, and only whole messages', () => {
+  it('a whole SSE answer is passed on as it came, with nothing added; the bearer is the channel token', async () => {
+    const ep = await scriptedEndpoint((m, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(sse(progress, reply(m.id, { tools: [] })));
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    assert.deepEqual(await b.next(), progress);
+    assert.deepEqual(await b.next(), reply(1, { tools: [] }));
+    assert.equal(ep.seen[0].auth, 'Bearer chan-token');
+    await b.end();
+  });
+
+  it('an SSE answer cut inside its reply: the whole messages before it, then an error reply; never the cut line', async () => {
+    const ep = await scriptedEndpoint((m, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      const whole = sse(progress, reply(m.id, { content: [{ type: 'text', text: 'x'.repeat(200) }] }));
+      res.write(whole.slice(0, whole.length - 60));  // the reply's data line, without its end
+      setTimeout(() => res.socket.destroy(), 50);
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 'call-7', method: 'tools/call', params: { name: 'lookup', arguments: {} } });
+    assert.deepEqual(await b.next(), progress);
+    const err = await b.next();
+    assert.equal(err.id, 'call-7');
+    assert.equal(err.error.code, -32000);
+    assert.match(err.error.message, /^The engine's answer broke off \(.+\)\.$/);
+    await b.end();
+    assert.match(b.stderr(), /The engine's answer broke off/);
+  });
+
+  it('an SSE answer cut after its reply\'s line: the reply goes on, and no second one', async () => {
+    const ep = await scriptedEndpoint((m, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(sse(reply(m.id, { ok: true })).replace(/\n$/, ''));  // the event's blank line never comes
+      setTimeout(() => res.socket.destroy(), 50);
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+    assert.deepEqual(await b.next(), reply(3, { ok: true }));
+    b.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
+    assert.deepEqual(await b.next(), reply(4, { ok: true }), 'the next line is the next request\'s reply');
+    await b.end();
+  });
+
+  it('a JSON answer shorter than its Content-Length: an error reply, not the cut JSON', async () => {
+    const ep = await scriptedEndpoint((m, res) => {
+      const body = JSON.stringify(reply(m.id, { text: 'y'.repeat(100) }));
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(body.length) });
+      res.write(body.slice(0, 40));
+      setTimeout(() => res.socket.destroy(), 50);
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 9, method: 'tools/list' });
+    const err = await b.next();
+    assert.equal(err.id, 9);
+    assert.match(err.error.message, /^The engine's answer broke off/);
+    await b.end();
+  });
+
+  it('a refusal (HTTP 401) and an endpoint that hangs up unanswered: an error reply each, saying which', async () => {
+    let n = 0;
+    const ep = await scriptedEndpoint((m, res) => {
+      if (n++ === 0) {
+        res.writeHead(401, { 'Content-Type': 'application/json' });
+        res.end('{"error":"bad token"}');
+      } else {
+        res.socket.destroy();
+      }
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    const refused = await b.next();
+    assert.deepEqual([refused.id, refused.error.message], [1, 'The engine refused the request (HTTP 401).']);
+    b.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const silent = await b.next();
+    assert.equal(silent.id, 2);
+    assert.match(silent.error.message, /^The engine did not answer \(No answer: .+\)\.$/);
+    await b.end();
+  });
+
+  it('an engine that is not there: an error reply saying so; a notification whose answer breaks gets nothing', async () => {
+    const ep = await scriptedEndpoint((m, res) => res.socket.destroy());
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    b.send({ jsonrpc: '2.0', id: 5, method: 'ping' });
+    const first = await b.next();
+    assert.equal(first.id, 5, 'the notification got no line; the request got its reply');
+    const gone = bridge('http://127.0.0.1:1/webmcp/mcp');
+    gone.send({ jsonrpc: '2.0', id: 6, method: 'ping' });
+    const unreachable = await gone.next();
+    assert.equal(unreachable.id, 6);
+    assert.match(unreachable.error.message, /^Could not reach the engine \(Could not connect to http:\/\/127\.0\.0\.1:1\/webmcp\/mcp: .+\)\.$/);
+    await b.end();
+    await gone.end();
+  });
+
+  it('a 2xx answer without the reply (202 to a request): an error reply', async () => {
+    const ep = await scriptedEndpoint((m, res) => {
+      res.writeHead(202);
+      res.end();
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 11, method: 'tools/list' });
+    const err = await b.next();
+    assert.deepEqual([err.id, err.error.message], [11, "The engine's answer held no reply."]);
+    await b.end();
+  });
+});
