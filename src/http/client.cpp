@@ -231,6 +231,8 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
     co_return o;
   }
   out.status = r.parser.get().result_int();
+  if (auto type = r.parser.get().find(bhttp::field::content_type); type != r.parser.get().end())
+    out.content_type = type->value();
   r.head_done();
   const bool stream_body = out.status / 100 == 2 && on_data;
   // The body's reads share one deadline, kept lazily: moving it on after a read touches no timer.

@@ -54,7 +54,9 @@ struct ClientRequest {
 };
 
 // How a request failed to get a whole answer, for callers whose sentence depends on it (a server that
-// is down is not one that went silent). `ClientResult::error` says why in plain words.
+// is down is not one that went silent). `ClientResult::error` says why in plain words. A request
+// stopped with Abort comes back as whatever its closed socket gave (unreachable, no_answer or
+// broke_off): the caller that aborted knows it did.
 enum class Failure : unsigned char {
   none,         // an answer's head came (status); the body came whole, or the caller stopped reading it
   bad_request,  // nothing was sent: not an http(s) URL, a field that could be read as two, TLS setup
@@ -70,6 +72,7 @@ struct ClientResult {
   // "The server stopped answering"): the caller's own sentence says that the answer broke off.
   std::string error;
   std::string body;     // non-2xx answers, or 2xx answers read without on_data
+  std::string content_type;  // the answer's Content-Type, as it came (empty without one)
   bool complete = false;  // the whole body was received
 };
 

@@ -32,12 +32,14 @@ async function scriptedEndpoint(answer) {
   return { url: `http://127.0.0.1:${server.address().port}/webmcp/mcp`, seen, server };
 }
 
+const bridges = [];
 /** The bridge, with lines written to its stdin and read from its stdout one at a time. */
 function bridge(url) {
   const proc = spawn(BIN, ['mcp-stdio', url], {
     env: cleanEnv({ LEURIA_MCP_TOKEN: 'chan-token' }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  bridges.push(proc);
   let out = '';
   let stderr = '';
   const waiters = [];
@@ -81,9 +83,21 @@ function bridge(url) {
   };
 }
 
+/** A loopback port nothing listens on: one the kernel gave a server that is closed again. */
+async function closedPort() {
+  const s = http.createServer();
+  s.listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const { port } = s.address();
+  s.close();
+  await once(s, 'close');
+  return port;
+}
+
 const servers = [];
 after(() => {
   for (const s of servers) s.close();
+  for (const p of bridges) if (p.exitCode === null) p.kill('SIGKILL');  // a test that failed midway
 });
 
 const sse = (...messages) => messages.map((m) => `event: message\ndata: ${JSON.stringify(m)}\n\n`).join('');
@@ -155,12 +169,12 @@ describe('leuria mcp-stdio: one reply to every request, and only whole messages'
     await b.end();
   });
 
-  it('a refusal (HTTP 401) and an endpoint that hangs up unanswered: an error reply each, saying which', async () => {
+  it('a refusal (HTTP 401, its body not JSON-RPC) and an endpoint that hangs up unanswered: an error reply each, saying which', async () => {
     let n = 0;
     const ep = await scriptedEndpoint((m, res) => {
       if (n++ === 0) {
         res.writeHead(401, { 'Content-Type': 'application/json' });
-        res.end('{"error":"bad token"}');
+        res.end('{"error":"bad token"}');  // not passed on: the agent reads JSON-RPC only
       } else {
         res.socket.destroy();
       }
@@ -185,13 +199,43 @@ describe('leuria mcp-stdio: one reply to every request, and only whole messages'
     b.send({ jsonrpc: '2.0', id: 5, method: 'ping' });
     const first = await b.next();
     assert.equal(first.id, 5, 'the notification got no line; the request got its reply');
-    const gone = bridge('http://127.0.0.1:1/webmcp/mcp');
+    const port = await closedPort();
+    const gone = bridge(`http://127.0.0.1:${port}/webmcp/mcp`);
     gone.send({ jsonrpc: '2.0', id: 6, method: 'ping' });
     const unreachable = await gone.next();
     assert.equal(unreachable.id, 6);
-    assert.match(unreachable.error.message, /^Could not reach the engine \(Could not connect to http:\/\/127\.0\.0\.1:1\/webmcp\/mcp: .+\)\.$/);
+    assert.ok(unreachable.error.message.startsWith(`Could not reach the engine (Could not connect to http://127.0.0.1:${port}/webmcp/mcp: `),
+      unreachable.error.message);
     await b.end();
     await gone.end();
+  });
+
+  it('the engine\'s own JSON-RPC error in a refusal (400) is the reply; a batch gets the engine\'s null-id error', async () => {
+    const ep = await scriptedEndpoint((m, res) => {
+      res.writeHead(400, { 'Content-Type': 'application/json' });
+      const id = Array.isArray(m) ? null : m.id;
+      res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid request' } }));
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 12, method: 42 });
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 12, error: { code: -32600, message: 'Invalid request' } });
+    b.send([{ jsonrpc: '2.0', id: 13, method: 'ping' }]);
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request' } });
+    await b.end();
+  });
+
+  it('a JSON answer after the engine\'s keep-alive blank lines: the message alone, on one line', async () => {
+    const ep = await scriptedEndpoint((m, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('\n');
+      setTimeout(() => res.end(`\n${JSON.stringify(reply(m.id, { late: true }))}\n`), 30);
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 14, method: 'tools/call', params: { name: 'slow', arguments: {} } });
+    assert.deepEqual(await b.next(), reply(14, { late: true }));
+    await b.end();
   });
 
   it('a 2xx answer without the reply (202 to a request): an error reply', async () => {

@@ -59,19 +59,27 @@ asio::awaitable<http::ClientResult> fetch_whole(asio::any_io_executor ex, http::
   };
   auto res = co_await http::fetch(ex, req, on_data);
   if (res.status / 100 == 2) {
+    // Either way there is no answer to use: status 0, as for a server that was not reached.
     if (collected->size() > kMaxAnswer) {
       res.status = 0;
-      res.error = "the answer is larger than 64 MB";
+      res.failure = http::Failure::broke_off;
+      res.error = "it grew past 64 MB, so it was not read further";
     } else if (!res.complete) {
       res.status = 0;
-      res.error = "the answer broke off (" + res.error + ")";
     }
     res.body = std::move(*collected);
   }
   co_return res;
 }
 
+// Why a request of fetch_whole's with status 0 got no answer, as a clause.
+std::string no_answer(const http::ClientResult& r) {
+  if (r.failure == http::Failure::broke_off) return "the answer broke off (" + r.error + ")";
+  return r.error;
+}
+
 std::string unreachable(const http::ClientResult& r) {
+  if (r.status == 0 && r.failure == http::Failure::broke_off) return "reached, but " + no_answer(r);
   if (r.status == 0) return "not reachable (" + r.error + ")";
   return "answered HTTP " + std::to_string(r.status) + " (" + error_message(r.body) + ")";
 }
@@ -305,7 +313,7 @@ asio::awaitable<boost::system::result<core::Embedding, EmbedFailure>> LocalEmbed
     spdlog::warn("event=embed.failed provider={} model={} error=\"{}\"", provider->id, chosen->model, why);
     return Result{EmbedFailure{EmbedFailure::Kind::service_failed, name + " failed to embed: " + why}};
   };
-  if (res.status == 0) co_return failed(res.error);
+  if (res.status == 0) co_return failed(no_answer(res));
   if (res.status / 100 != 2)
     co_return failed("HTTP " + std::to_string(res.status) + " (" + error_message(res.body) + ")");
   boost::system::result<Vectors, std::string> vectors = std::string();

@@ -1,0 +1,125 @@
+#include "app/mcp_bridge.hpp"
+
+#include <boost/json.hpp>
+
+#include "json/read.hpp"
+
+namespace leuria::app {
+
+namespace json = boost::json;
+
+namespace {
+
+// The engine's own JSON-RPC messages, read only to find whole ones and their ids. Deeper than jsonio's 64 levels:
+// a reply may carry a page's value, which the engine read with those 64, inside a few levels of its own.
+std::optional<json::object> engine_message(std::string_view text) {
+  json::parse_options options;
+  options.max_depth = 256;
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec, {}, options);
+  if (ec || !v.is_object()) return std::nullopt;
+  const json::value* version = v.as_object().if_contains("jsonrpc");
+  if (!version || *version != "2.0") return std::nullopt;  // an error page's JSON, say, is not one
+  return std::move(v.as_object());
+}
+
+// JSON-RPC ids compare as values: 1 and 1.0 are one id, whichever way a side wrote it.
+bool same_id(const json::value& a, const json::value& b) {
+  if (a.is_number() && b.is_number()) {
+    boost::system::error_code ea, eb;
+    const double x = a.to_number<double>(ea), y = b.to_number<double>(eb);
+    return !ea && !eb && x == y;
+  }
+  return a == b;
+}
+
+bool replies_to(const json::object& message, const json::value& id) {
+  if (!message.contains("result") && !message.contains("error")) return false;
+  const json::value* its = message.if_contains("id");
+  return its && same_id(*its, id);
+}
+
+// Why the answer held no reply, as the agent reads it.
+std::string no_reply(const http::ClientResult& answer) {
+  switch (answer.failure) {
+    case http::Failure::bad_request:
+    case http::Failure::unreachable:
+      return "Could not reach the engine (" + answer.error + ").";
+    case http::Failure::no_answer:
+      return "The engine did not answer (" + answer.error + ").";
+    case http::Failure::broke_off:
+      return "The engine's answer broke off (" + answer.error + ").";
+    case http::Failure::none:
+      break;
+  }
+  if (answer.status / 100 != 2) return "The engine refused the request (HTTP " + std::to_string(answer.status) + ").";
+  return "The engine's answer held no reply.";
+}
+
+std::string error_line(const json::value& id, const std::string& why) {
+  json::object err{{"jsonrpc", "2.0"}, {"id", id}, {"error", json::object{{"code", -32000}, {"message", why}}}};
+  return json::serialize(err);
+}
+
+}  // namespace
+
+std::vector<std::string> sse_event_data(std::string_view body) {
+  std::vector<std::string> events;
+  std::string data;
+  bool has_data = false;
+  std::size_t i = 0;
+  while (i < body.size()) {
+    const std::size_t end = body.find_first_of("\r\n", i);
+    if (end == std::string_view::npos) break;  // a line the body ended inside: not whole
+    std::string_view line = body.substr(i, end - i);
+    i = end + (body[end] == '\r' && end + 1 < body.size() && body[end + 1] == '\n' ? 2 : 1);
+    if (line.empty()) {  // the event's end
+      if (has_data) events.push_back(std::move(data));
+      data.clear();
+      has_data = false;
+      continue;
+    }
+    const std::size_t colon = line.find(':');
+    if (line.substr(0, colon) != "data") continue;  // a comment, event:, id:, retry:
+    std::string_view value = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
+    if (value.starts_with(' ')) value.remove_prefix(1);
+    if (has_data) data.push_back('\n');
+    data.append(value);
+    has_data = true;
+  }
+  // An event whose blank line never came (the answer broke off just before it): its data lines did
+  // end, so it goes on, and the JSON parse that follows says whether it is a whole message.
+  if (has_data) events.push_back(std::move(data));
+  return events;
+}
+
+BridgeReply bridge_reply(std::string_view message, const http::ClientResult& answer, std::string_view streamed) {
+  BridgeReply out;
+  const bool ok = answer.status / 100 == 2;
+  const std::string_view body = ok ? streamed : std::string_view(answer.body);
+  std::vector<std::string> texts;
+  if (answer.content_type.find("text/event-stream") != std::string::npos) {
+    texts = sse_event_data(body);
+  } else if (const auto first = body.find_first_not_of(" \t\r\n"); answer.complete && first != std::string_view::npos) {
+    // The engine's keep-alive before a JSON answer is blank lines: the message is what follows them.
+    texts.emplace_back(body.substr(first, body.find_last_not_of(" \t\r\n") + 1 - first));
+  }
+
+  auto request = jsonio::read_object(message);
+  const json::value* id = request && request->contains("method") ? request->if_contains("id") : nullptr;
+  bool replied = false;
+  for (const std::string& text : texts) {
+    auto m = engine_message(text);
+    if (!m) continue;  // not a whole JSON-RPC message: nothing the agent could read
+    if (id && !replied) replied = replies_to(*m, *id);
+    // One message a line: a text with a line break in it (an event's joined data lines) is written anew.
+    out.lines.push_back(text.find_first_of("\r\n") == std::string::npos ? text : json::serialize(*m));
+  }
+  const bool whole = ok && answer.failure == http::Failure::none;
+  if (!whole || (id && !replied)) out.trouble = no_reply(answer);
+  if (id && !replied) out.lines.push_back(error_line(*id, no_reply(answer)));
+  if (!request && out.lines.empty()) out.lines.push_back(error_line(nullptr, no_reply(answer)));
+  return out;
+}
+
+}  // namespace leuria::app

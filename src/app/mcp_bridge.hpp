@@ -1,0 +1,34 @@
+#pragma once
+// What `leuria mcp-stdio` writes to its agent for one message it forwarded to the engine's MCP endpoint,
+// decided from the message and the engine's answer alone (no I/O, so the rules are unit-tested):
+//   - the JSON-RPC messages of the answer, whole ones only: an SSE event's data from whole lines (its
+//     data lines joined), or a JSON body read to its end, that parses as a JSON-RPC object. A message
+//     the answer cut short would be a broken line for the agent; each goes out as one line;
+//   - for a request (an object with a method and an id) whose answer held no reply to its id, an error
+//     reply (-32000) saying why: so each request gets exactly one reply, the engine's or ours;
+//   - for a line that is not one JSON-RPC object (not JSON, a batch) and got no message back, an error
+//     with a null id, as JSON-RPC answers what it cannot read.
+// A notification gets only what the engine sent (nothing, normally).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/client.hpp"
+
+namespace leuria::app {
+
+struct BridgeReply {
+  std::vector<std::string> lines;    // for the agent, in order, each without its line break
+  std::optional<std::string> trouble;  // a sentence for stderr when the engine's answer was not whole
+};
+
+// `streamed`: the 2xx body as fetch's on_data gathered it (a non-2xx body is in `answer.body`).
+BridgeReply bridge_reply(std::string_view message, const http::ClientResult& answer, std::string_view streamed);
+
+// The data of each event of an SSE body (event-stream rules: CR, LF or CRLF ends a line; a blank line
+// ends an event; its `data:` lines joined with LF), from whole lines only: a line the body ended inside
+// is dropped. The last event counts without its blank line, for a body that broke off just before it.
+std::vector<std::string> sse_event_data(std::string_view body);
+
+}  // namespace leuria::app

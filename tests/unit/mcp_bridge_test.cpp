@@ -1,0 +1,162 @@
+// `leuria mcp-stdio`'s rules for what it writes back (app/mcp_bridge.cpp): only whole JSON-RPC messages,
+// one a line, and exactly one reply to each request, whatever the engine's answer was.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <string>
+
+#include "app/mcp_bridge.hpp"
+
+using namespace leuria;
+
+namespace {
+
+const std::string kSse = "text/event-stream";
+
+http::ClientResult answered(unsigned status, std::string content_type, bool complete = true) {
+  http::ClientResult r;
+  r.status = status;
+  r.content_type = std::move(content_type);
+  r.complete = complete;
+  return r;
+}
+
+http::ClientResult failed(http::Failure kind, std::string why, unsigned status = 0) {
+  http::ClientResult r;
+  r.status = status;
+  r.failure = kind;
+  r.error = std::move(why);
+  return r;
+}
+
+std::string event(const std::string& data) { return "event: message\ndata: " + data + "\n\n"; }
+
+boost::json::object parsed(const std::string& line) { return boost::json::parse(line).as_object(); }
+
+const std::string kPing = R"({"jsonrpc":"2.0","id":7,"method":"ping"})";
+const std::string kPong = R"({"jsonrpc":"2.0","id":7,"result":{}})";
+const std::string kProgress = R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}})";
+
+}  // namespace
+
+TEST(SseEventData, WholeEventsOnlyWithTheirDataLinesJoined) {
+  EXPECT_EQ(app::sse_event_data(": keep-alive\n\nevent: message\ndata: a\n\n"), std::vector<std::string>{"a"});
+  EXPECT_EQ(app::sse_event_data("data: one\ndata:two\r\n\r\ndata: 3\rid: 9\r\r"),
+            (std::vector<std::string>{"one\ntwo", "3"}));
+  EXPECT_EQ(app::sse_event_data("data: whole\n\ndata: {\"cut"), std::vector<std::string>{"whole"});
+  EXPECT_EQ(app::sse_event_data("data: no blank line after it\n"), std::vector<std::string>{"no blank line after it"});
+  EXPECT_EQ(app::sse_event_data("data: {\"a\":\ndata: 1"), std::vector<std::string>{"{\"a\":"});  // not JSON: dropped later
+  EXPECT_EQ(app::sse_event_data("retry: 10\nid: 1\n\ndata\n\n"), std::vector<std::string>{""});
+}
+
+TEST(BridgeReply, AWholeAnswerGoesOnAsItCameWithNothingAdded) {
+  auto r = app::bridge_reply(kPing, answered(200, kSse), event(kProgress) + event(kPong));
+  EXPECT_EQ(r.lines, (std::vector<std::string>{kProgress, kPong}));
+  EXPECT_FALSE(r.trouble);
+  auto json = app::bridge_reply(kPing, answered(200, "application/json"), "\n\n" + kPong + "\n");
+  EXPECT_EQ(json.lines, std::vector<std::string>{kPong});  // the keep-alive's blank lines are not a message
+}
+
+TEST(BridgeReply, AnAnswerCutInsideItsReplyGivesTheWholeMessagesThenAnError) {
+  auto cut = failed(http::Failure::broke_off, "partial message", 200);
+  cut.content_type = kSse;
+  const std::string body = event(kProgress) + "event: message\ndata: " + kPong.substr(0, 20);
+  auto r = app::bridge_reply(kPing, cut, body);
+  ASSERT_EQ(r.lines.size(), 2u);
+  EXPECT_EQ(r.lines[0], kProgress);
+  auto err = parsed(r.lines[1]);
+  EXPECT_EQ(err.at("id"), 7);
+  EXPECT_EQ(err.at("error").at("code"), -32000);
+  EXPECT_EQ(err.at("error").at("message"), "The engine's answer broke off (partial message).");
+  EXPECT_EQ(r.trouble, "The engine's answer broke off (partial message).");
+}
+
+TEST(BridgeReply, AReplyThatCameWholeBeforeTheBreakIsTheOnlyReply) {
+  auto cut = failed(http::Failure::broke_off, "end of stream", 200);
+  cut.content_type = kSse;
+  auto r = app::bridge_reply(kPing, cut, event(kPong) + ": ");
+  EXPECT_EQ(r.lines, std::vector<std::string>{kPong});
+  EXPECT_TRUE(r.trouble);  // still said on stderr
+}
+
+TEST(BridgeReply, AJsonBodyCutShortIsNotPassedOn) {
+  auto cut = failed(http::Failure::broke_off, "partial message", 200);
+  cut.content_type = "application/json";
+  auto r = app::bridge_reply(kPing, cut, kPong.substr(0, kPong.size() - 3));
+  ASSERT_EQ(r.lines.size(), 1u);
+  EXPECT_EQ(parsed(r.lines[0]).at("error").at("message"), "The engine's answer broke off (partial message).");
+}
+
+TEST(BridgeReply, IdsCompareAsValues) {
+  const std::string as_double = R"({"jsonrpc":"2.0","id":7.0,"method":"ping"})";
+  auto same = app::bridge_reply(as_double, answered(200, "application/json"), kPong);
+  EXPECT_EQ(same.lines, std::vector<std::string>{kPong});  // 7 answers 7.0: no second reply
+  const std::string as_string = R"({"jsonrpc":"2.0","id":"7","method":"ping"})";
+  auto other = app::bridge_reply(as_string, answered(200, "application/json"), kPong);
+  ASSERT_EQ(other.lines.size(), 2u);  // 7 does not answer "7"
+  EXPECT_EQ(parsed(other.lines[1]).at("id"), "7");
+  EXPECT_EQ(parsed(other.lines[1]).at("error").at("message"), "The engine's answer held no reply.");
+}
+
+TEST(BridgeReply, TheEnginesOwnErrorInARefusalIsTheReply) {
+  auto refused = answered(400, "application/json");
+  refused.body = R"({"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid request"}})";
+  auto r = app::bridge_reply(kPing, refused, "");
+  EXPECT_EQ(r.lines, std::vector<std::string>{refused.body});
+}
+
+TEST(BridgeReply, ARefusalThatIsNotJsonRpcGetsAnErrorSayingSo) {
+  auto refused = answered(401, "application/json");
+  refused.body = R"({"error":"Unknown channel token"})";
+  auto r = app::bridge_reply(kPing, refused, "");
+  ASSERT_EQ(r.lines.size(), 1u);  // the error page's JSON is not passed on
+  EXPECT_EQ(parsed(r.lines[0]).at("error").at("message"), "The engine refused the request (HTTP 401).");
+}
+
+TEST(BridgeReply, EachWayOfNotAnsweringIsSaidInItsOwnWords) {
+  auto say = [](const http::ClientResult& res) {
+    auto r = app::bridge_reply(kPing, res, "");
+    EXPECT_EQ(r.lines.size(), 1u);
+    return std::string(parsed(r.lines.at(0)).at("error").at("message").as_string());
+  };
+  EXPECT_EQ(say(failed(http::Failure::unreachable, "Could not connect to http://127.0.0.1:9/x: Connection refused")),
+            "Could not reach the engine (Could not connect to http://127.0.0.1:9/x: Connection refused).");
+  EXPECT_EQ(say(failed(http::Failure::no_answer, "No answer: end of stream")),
+            "The engine did not answer (No answer: end of stream).");
+  EXPECT_EQ(say(answered(202, "")), "The engine's answer held no reply.");
+}
+
+TEST(BridgeReply, ANotificationGetsWhatTheEngineSentAndNothingMore) {
+  auto r = app::bridge_reply(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", answered(202, ""), "");
+  EXPECT_TRUE(r.lines.empty());
+  EXPECT_FALSE(r.trouble);
+  auto lost = app::bridge_reply(R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                                failed(http::Failure::unreachable, "Could not connect"), "");
+  EXPECT_TRUE(lost.lines.empty());
+  EXPECT_TRUE(lost.trouble);
+}
+
+TEST(BridgeReply, ALineThatIsNotOneMessageGetsTheEnginesErrorOrANullIdOne) {
+  const std::string batch = "[" + kPing + "]";
+  auto refused = answered(400, "application/json");
+  refused.body = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Send one JSON-RPC message per request"}})";
+  EXPECT_EQ(app::bridge_reply(batch, refused, "").lines, std::vector<std::string>{refused.body});
+  auto r = app::bridge_reply("{not json", failed(http::Failure::unreachable, "Could not connect"), "");
+  ASSERT_EQ(r.lines.size(), 1u);
+  EXPECT_TRUE(parsed(r.lines[0]).at("id").is_null());
+}
+
+TEST(BridgeReply, ALineBreakInsideAnEventsDataIsWrittenAsOneLine) {
+  auto r = app::bridge_reply(kPing, answered(200, kSse), "data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":7,\"result\":{}}\n\n");
+  ASSERT_EQ(r.lines.size(), 1u);
+  EXPECT_EQ(r.lines[0].find('\n'), std::string::npos);
+  EXPECT_EQ(parsed(r.lines[0]), parsed(kPong));
+}
+
+TEST(BridgeReply, AReplyDeeperThanJsonioReadsIsStillTheReply) {
+  std::string deep = "1";
+  for (int i = 0; i < 100; ++i) deep = "[" + deep + "]";
+  const std::string reply = R"({"jsonrpc":"2.0","id":7,"result":{"structuredContent":)" + deep + "}}";
+  auto r = app::bridge_reply(kPing, answered(200, kSse), event(reply));
+  EXPECT_EQ(r.lines, std::vector<std::string>{reply});
+}
