@@ -1,6 +1,7 @@
 #include "app/mcp_bridge.hpp"
 
 #include <boost/json.hpp>
+#include <cstdint>
 
 #include "json/read.hpp"
 
@@ -23,14 +24,45 @@ std::optional<json::object> engine_message(std::string_view text) {
   return std::move(v.as_object());
 }
 
-// JSON-RPC ids compare as values: 1 and 1.0 are one id, whichever way a side wrote it.
+// JSON-RPC ids compare as values: 1 and 1.0 are one id, whichever way a side wrote it. Integers compare
+// exactly (2^53 and 2^53 + 1 are two ids); only a double is compared as a double.
 bool same_id(const json::value& a, const json::value& b) {
-  if (a.is_number() && b.is_number()) {
+  if (!a.is_number() || !b.is_number()) return a == b;
+  if (a.is_double() || b.is_double()) {
     boost::system::error_code ea, eb;
     const double x = a.to_number<double>(ea), y = b.to_number<double>(eb);
     return !ea && !eb && x == y;
   }
-  return a == b;
+  if (a.is_int64() && b.is_int64()) return a.get_int64() == b.get_int64();
+  if (a.is_uint64() && b.is_uint64()) return a.get_uint64() == b.get_uint64();
+  const json::value& s = a.is_int64() ? a : b;  // one of each
+  const json::value& u = a.is_int64() ? b : a;
+  return s.get_int64() >= 0 && static_cast<std::uint64_t>(s.get_int64()) == u.get_uint64();
+}
+
+// What a line from the agent expects back.
+struct Expected {
+  const json::value* id = nullptr;  // a request's id: exactly one reply to it
+  bool error_if_silent = false;     // a line that is not one valid message: an error, if the engine sent none
+  json::value error_id;             // that error's id: the line's own, else null
+};
+
+Expected expected_of(const boost::system::result<json::object, jsonio::ReadError>& line) {
+  Expected e;
+  if (!line) {  // not JSON, or not one object (a batch)
+    e.error_if_silent = true;
+    return e;
+  }
+  const json::value* method = line->if_contains("method");
+  const json::value* id = line->if_contains("id");
+  if (method && method->is_string()) {
+    e.id = id;  // none: a notification, which gets nothing
+    return e;
+  }
+  if (!method && id && (line->contains("result") || line->contains("error"))) return e;  // the agent's response
+  e.error_if_silent = true;  // neither: an invalid request
+  if (id && (id->is_string() || id->is_number())) e.error_id = *id;
+  return e;
 }
 
 bool replies_to(const json::object& message, const json::value& id) {
@@ -105,8 +137,9 @@ BridgeReply bridge_reply(std::string_view message, const http::ClientResult& ans
     texts.emplace_back(body.substr(first, body.find_last_not_of(" \t\r\n") + 1 - first));
   }
 
-  auto request = jsonio::read_object(message);
-  const json::value* id = request && request->contains("method") ? request->if_contains("id") : nullptr;
+  const auto request = jsonio::read_object(message);
+  const Expected expected = expected_of(request);
+  const json::value* id = expected.id;
   bool replied = false;
   for (const std::string& text : texts) {
     auto m = engine_message(text);
@@ -118,7 +151,7 @@ BridgeReply bridge_reply(std::string_view message, const http::ClientResult& ans
   const bool whole = ok && answer.failure == http::Failure::none;
   if (!whole || (id && !replied)) out.trouble = no_reply(answer);
   if (id && !replied) out.lines.push_back(error_line(*id, no_reply(answer)));
-  if (!request && out.lines.empty()) out.lines.push_back(error_line(nullptr, no_reply(answer)));
+  if (expected.error_if_silent && out.lines.empty()) out.lines.push_back(error_line(expected.error_id, no_reply(answer)));
   return out;
 }
 

@@ -6,9 +6,11 @@
 //     the answer cut short would be a broken line for the agent; each goes out as one line;
 //   - for a request (an object with a method and an id) whose answer held no reply to its id, an error
 //     reply (-32000) saying why: so each request gets exactly one reply, the engine's or ours;
-//   - for a line that is not one JSON-RPC object (not JSON, a batch) and got no message back, an error
-//     with a null id, as JSON-RPC answers what it cannot read.
-// A notification gets only what the engine sent (nothing, normally).
+//   - for a line that is not one valid JSON-RPC message (not JSON, a batch, an object that is neither a
+//     request, a notification nor a response) and got no message back, an error, with the line's id when
+//     it has one, else a null id, as JSON-RPC answers what it cannot read.
+// A notification, or the agent's response to a request of the server's, gets only what the engine sent
+// (nothing, normally).
 #include <optional>
 #include <string>
 #include <string_view>

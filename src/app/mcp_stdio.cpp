@@ -24,12 +24,20 @@ namespace asio = boost::asio;
 
 namespace {
 
-asio::awaitable<void> pump(asio::io_context& ioc, std::string url, std::string token) {
+// Until stdin ends (exit 0) or brings a line longer than 64 MB (exit 1: the agent sees the server go, and
+// stderr says why).
+asio::awaitable<void> pump(asio::io_context& ioc, std::string url, std::string token, int& exit_code) {
   asio::posix::stream_descriptor in(ioc, ::dup(STDIN_FILENO));
   asio::posix::stream_descriptor out_fd(ioc, ::dup(STDOUT_FILENO));
   asio::streambuf buffer(64 * 1024 * 1024);
+  const asio::any_io_executor ex = ioc.get_executor();
   for (;;) {
     auto [ec, n] = co_await asio::async_read_until(in, buffer, '\n', asio::as_tuple(asio::use_awaitable));
+    if (ec == asio::error::not_found) {
+      std::cerr << "leuria mcp-stdio: a message longer than 64 MB came on stdin; stopping.\n";
+      exit_code = 1;
+      break;
+    }
     if (ec) break;
     std::string line(asio::buffers_begin(buffer.data()), asio::buffers_begin(buffer.data()) + static_cast<long>(n));
     buffer.consume(n);
@@ -50,7 +58,7 @@ asio::awaitable<void> pump(asio::io_context& ioc, std::string url, std::string t
       body.append(piece);
       return true;
     };
-    auto res = co_await http::fetch(ioc.get_executor(), req, on_data);
+    auto res = co_await http::fetch(ex, req, on_data);
     // Each request gets exactly one reply, the engine's or an error saying why there was none; only
     // whole messages go on (app/mcp_bridge.hpp).
     auto reply = bridge_reply(line, res, body);
@@ -71,9 +79,10 @@ int mcp_stdio(const std::string& url) {
     return 1;
   }
   asio::io_context ioc;
-  asio::co_spawn(ioc, pump(ioc, url, token), asio::detached);
+  int exit_code = 0;
+  asio::co_spawn(ioc, pump(ioc, url, token, exit_code), asio::detached);
   ioc.run();
-  return 0;
+  return exit_code;
 }
 
 }  // namespace leuria::app

@@ -22,7 +22,12 @@ async function scriptedEndpoint(answer) {
     let body = '';
     req.on('data', (d) => (body += d));
     req.on('end', () => {
-      const message = JSON.parse(body);
+      let message;
+      try {
+        message = JSON.parse(body);
+      } catch {
+        message = { notJson: body };
+      }
       seen.push({ message, auth: req.headers.authorization });
       answer(message, res);
     });
@@ -223,6 +228,24 @@ describe('leuria mcp-stdio: one reply to every request, and only whole messages'
     b.send([{ jsonrpc: '2.0', id: 13, method: 'ping' }]);
     assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request' } });
     await b.end();
+  });
+
+  it('a line that is not JSON gets the engine\'s parse error; a line over 64 MB ends the bridge with a sentence', async () => {
+    const ep = await scriptedEndpoint((m, res) => {
+      res.writeHead(400, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send('{not json');
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    assert.equal(ep.seen[0].message.notJson, '{not json');
+    b.proc.stdin.on('error', () => {});  // the bridge stops reading partway through the long line
+    b.proc.stdin.write('x'.repeat(65 * 1024 * 1024));
+    const [code] = await once(b.proc, 'close');
+    assert.equal(code, 1);
+    assert.match(b.stderr(), /a message longer than 64 MB came on stdin; stopping/);
+    assert.doesNotMatch(b.stderr(), SANITIZER_REPORT);
   });
 
   it('a JSON answer after the engine\'s keep-alive blank lines: the message alone, on one line', async () => {

@@ -160,3 +160,54 @@ TEST(BridgeReply, AReplyDeeperThanJsonioReadsIsStillTheReply) {
   auto r = app::bridge_reply(kPing, answered(200, kSse), event(reply));
   EXPECT_EQ(r.lines, std::vector<std::string>{reply});
 }
+
+TEST(BridgeReply, ARequestOfTheServersWithTheSameIdIsNotTheReply) {
+  // The answer's stream may carry a request of the server's to the agent; its id is in another space.
+  const std::string asks = R"({"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}})";
+  auto cut = failed(http::Failure::broke_off, "end of stream", 200);
+  cut.content_type = kSse;
+  auto r = app::bridge_reply(kPing, cut, event(asks));
+  ASSERT_EQ(r.lines.size(), 2u);
+  EXPECT_EQ(r.lines[0], asks);
+  EXPECT_EQ(parsed(r.lines[1]).at("error").at("message"), "The engine's answer broke off (end of stream).");
+}
+
+TEST(BridgeReply, IntegerIdsCompareExactly) {
+  const std::string big = R"({"jsonrpc":"2.0","id":9007199254740993,"method":"ping"})";
+  const std::string other = R"({"jsonrpc":"2.0","id":9007199254740992,"result":{}})";
+  auto r = app::bridge_reply(big, answered(200, "application/json"), other);
+  ASSERT_EQ(r.lines.size(), 2u);  // 2^53 does not answer 2^53 + 1
+  EXPECT_EQ(parsed(r.lines[1]).at("id"), 9007199254740993);
+  const std::string huge = R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"})";
+  const std::string echoed = R"({"jsonrpc":"2.0","id":18446744073709551615,"result":{}})";
+  EXPECT_EQ(app::bridge_reply(huge, answered(200, "application/json"), echoed).lines.size(), 1u);
+}
+
+TEST(BridgeReply, ARequestWithANullIdGetsItsOneReply) {
+  const std::string ask = R"({"jsonrpc":"2.0","id":null,"method":"ping"})";
+  const std::string pong = R"({"jsonrpc":"2.0","id":null,"result":{}})";
+  EXPECT_EQ(app::bridge_reply(ask, answered(200, "application/json"), pong).lines, std::vector<std::string>{pong});
+  auto lost = app::bridge_reply(ask, failed(http::Failure::unreachable, "Could not connect"), "");
+  ASSERT_EQ(lost.lines.size(), 1u);
+  EXPECT_TRUE(parsed(lost.lines[0]).at("id").is_null());
+}
+
+TEST(BridgeReply, AnObjectThatIsNoMessageGetsAnErrorWhenTheEngineSaysNothing) {
+  const auto down = failed(http::Failure::unreachable, "Could not connect");
+  auto empty = app::bridge_reply("{}", down, "");
+  ASSERT_EQ(empty.lines.size(), 1u);
+  EXPECT_TRUE(parsed(empty.lines[0]).at("id").is_null());
+  auto with_id = app::bridge_reply(R"({"jsonrpc":"2.0","id":5})", down, "");
+  ASSERT_EQ(with_id.lines.size(), 1u);
+  EXPECT_EQ(parsed(with_id.lines[0]).at("id"), 5);
+  // The agent's answer to a request of the server's expects nothing back.
+  EXPECT_TRUE(app::bridge_reply(R"({"jsonrpc":"2.0","id":3,"result":{}})", down, "").lines.empty());
+}
+
+TEST(BridgeReply, ARefusalAsAnEventStreamIsReadAsOne) {
+  auto refused = answered(500, kSse);
+  refused.body = event(R"({"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}})");
+  auto r = app::bridge_reply(kPing, refused, "");
+  ASSERT_EQ(r.lines.size(), 1u);
+  EXPECT_EQ(parsed(r.lines[0]).at("error").at("code"), -32603);
+}

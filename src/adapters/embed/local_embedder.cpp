@@ -49,37 +49,39 @@ http::ClientRequest listing_request(std::string method, std::string url, std::st
 }
 
 // A whole answer: 2xx bodies arrive through on_data (the client keeps only 64 KB of answers it
-// doesn't stream) and are put in result.body, up to kMaxAnswer. Every argument of a co_await is
-// a named value: GCC 12 may destroy temporaries there twice.
-asio::awaitable<http::ClientResult> fetch_whole(asio::any_io_executor ex, http::ClientRequest req) {
+// doesn't stream) and are put in result.body, up to kMaxAnswer. A 2xx answer that broke off or grew
+// past that has no answer to use: status 0, as for a server that was not reached.
+struct Whole : http::ClientResult {
+  bool too_large = false;  // we stopped reading it; nothing broke
+};
+
+// Every argument of a co_await is a named value: GCC 12 may destroy temporaries there twice.
+asio::awaitable<Whole> fetch_whole(asio::any_io_executor ex, http::ClientRequest req) {
   auto collected = std::make_shared<std::string>();
   std::function<bool(std::string_view)> on_data = [collected](std::string_view d) {
     collected->append(d);
     return collected->size() <= kMaxAnswer;
   };
   auto res = co_await http::fetch(ex, req, on_data);
-  if (res.status / 100 == 2) {
-    // Either way there is no answer to use: status 0, as for a server that was not reached.
-    if (collected->size() > kMaxAnswer) {
-      res.status = 0;
-      res.failure = http::Failure::broke_off;
-      res.error = "it grew past 64 MB, so it was not read further";
-    } else if (!res.complete) {
-      res.status = 0;
-    }
-    res.body = std::move(*collected);
+  Whole out;
+  static_cast<http::ClientResult&>(out) = std::move(res);
+  if (out.status / 100 == 2) {
+    out.too_large = collected->size() > kMaxAnswer;
+    if (out.too_large || !out.complete) out.status = 0;
+    out.body = std::move(*collected);
   }
-  co_return res;
+  co_return out;
 }
 
 // Why a request of fetch_whole's with status 0 got no answer, as a clause.
-std::string no_answer(const http::ClientResult& r) {
+std::string no_answer(const Whole& r) {
+  if (r.too_large) return "the answer is larger than 64 MB";
   if (r.failure == http::Failure::broke_off) return "the answer broke off (" + r.error + ")";
   return r.error;
 }
 
-std::string unreachable(const http::ClientResult& r) {
-  if (r.status == 0 && r.failure == http::Failure::broke_off) return "reached, but " + no_answer(r);
+std::string unreachable(const Whole& r) {
+  if (r.status == 0 && (r.too_large || r.failure == http::Failure::broke_off)) return "reached, but " + no_answer(r);
   if (r.status == 0) return "not reachable (" + r.error + ")";
   return "answered HTTP " + std::to_string(r.status) + " (" + error_message(r.body) + ")";
 }
