@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <cstdint>
 
+#include "adapters/mcp_server/codec.hpp"
 #include "json/read.hpp"
 
 namespace leuria::app {
@@ -53,14 +54,18 @@ Expected expected_of(const boost::system::result<json::object, jsonio::ReadError
     e.error_if_silent = true;
     return e;
   }
-  const json::value* method = line->if_contains("method");
   const json::value* id = line->if_contains("id");
-  if (method && method->is_string()) {
-    e.id = id;  // none: a notification, which gets nothing
-    return e;
+  switch (mcp_server::message_kind(*line)) {
+    case mcp_server::MessageKind::request:
+      e.id = id;
+      return e;
+    case mcp_server::MessageKind::notification:
+    case mcp_server::MessageKind::response:  // the agent's answer to a request of the server's
+      return e;
+    case mcp_server::MessageKind::invalid:
+      break;
   }
-  if (!method && id && (line->contains("result") || line->contains("error"))) return e;  // the agent's response
-  e.error_if_silent = true;  // neither: an invalid request
+  e.error_if_silent = true;
   if (id && (id->is_string() || id->is_number())) e.error_id = *id;
   return e;
 }

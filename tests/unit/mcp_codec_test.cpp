@@ -76,4 +76,19 @@ TEST(McpCodec, AToolResultBuiltAsTextIsTheMcpResult) {
             json::parse(R"({"content":[{"type":"text","text":"café \"quoted\"\n"}],"isError":false})"));
 }
 
+TEST(McpCodec, AMessagesKindIsReadFromItsMembers) {
+  using K = mcp_server::MessageKind;
+  auto kind = [](const char* text) { return mcp_server::message_kind(json::parse(text).as_object()); };
+  EXPECT_EQ(kind(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"), K::request);
+  EXPECT_EQ(kind(R"({"jsonrpc":"2.0","id":null,"method":"ping"})"), K::request);  // a null id is still an id
+  EXPECT_EQ(kind(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"), K::notification);
+  EXPECT_EQ(kind(R"({"jsonrpc":"2.0","id":"a","result":{}})"), K::response);
+  EXPECT_EQ(kind(R"({"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"no"}})"), K::response);
+  EXPECT_EQ(kind(R"({})"), K::invalid);
+  EXPECT_EQ(kind(R"({"jsonrpc":"2.0","id":5})"), K::invalid);
+  EXPECT_EQ(kind(R"({"jsonrpc":"2.0","id":5,"method":42})"), K::invalid);
+  EXPECT_EQ(kind(R"({"jsonrpc":"2.0","method":42,"result":{}})"), K::invalid);
+  EXPECT_EQ(kind(R"({"jsonrpc":"2.0","result":{}})"), K::invalid);  // a result with no id answers nothing
+}
+
 }  // namespace

@@ -180,6 +180,14 @@ std::string prompt_result(const core::PageAnswer& a) {
       {"messages", json::array{json::object{{"role", "user"}, {"content", json::object{{"type", "text"}, {"text", a.text}}}}}}});
 }
 
+MessageKind message_kind(const json::object& message) {
+  const json::value* method = message.if_contains("method");
+  const bool has_id = message.contains("id");
+  if (method && method->is_string()) return has_id ? MessageKind::request : MessageKind::notification;
+  if (!method && has_id && (message.contains("result") || message.contains("error"))) return MessageKind::response;
+  return MessageKind::invalid;
+}
+
 json::value list_changed_notification() {
   return json::object{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}};
 }

@@ -1,6 +1,7 @@
 // The mcp_server door's codec: MCP (2024-11-05, 2025-03-26, 2025-06-18) as the page's tools speak
 // it to the AI. The only file that knows MCP's method and field names.
 #pragma once
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <optional>
 #include <string>
@@ -10,6 +11,12 @@
 namespace leuria::mcp_server {
 
 inline constexpr const char* kLatestVersion = "2025-06-18";
+
+// What a JSON-RPC message is, by its members: a request (a string method and an id, a null one too), a
+// notification (a string method, no id), a response (no method, an id, and a result or an error), or
+// none of these. The endpoint and `leuria mcp-stdio` read a message the same way.
+enum class MessageKind { request, notification, response, invalid };
+MessageKind message_kind(const boost::json::object& message);
 // The client's version when we speak it, else the latest.
 std::string negotiate_version(const boost::json::value& initialize_params);
 

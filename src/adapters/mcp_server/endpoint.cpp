@@ -192,17 +192,15 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
   const json::value& msg = *parsed;
   if (!msg.is_object()) return rpc_error(400, nullptr, -32600, "Send one JSON-RPC message per request");
   const auto& o = msg.as_object();
-  const json::value* method_v = o.if_contains("method");
   const json::value id = o.contains("id") ? o.at("id") : json::value(nullptr);
-  const bool is_response = !method_v && o.contains("id") && (o.contains("result") || o.contains("error"));
-  const bool is_notification = method_v && method_v->is_string() && !o.contains("id");
-  if (is_response || is_notification) {  // accepted, nothing to say
+  const MessageKind shape = message_kind(o);
+  if (shape == MessageKind::response || shape == MessageKind::notification) {  // accepted, nothing to say
     http::Response r;
     r.status = 202;
     return r;
   }
-  if (!method_v || !method_v->is_string()) return rpc_error(400, id, -32600, "Invalid request");
-  const std::string method(method_v->as_string());
+  if (shape == MessageKind::invalid) return rpc_error(400, id, -32600, "Invalid request");
+  const std::string method(o.at("method").as_string());
   const json::value params = o.contains("params") ? o.at("params") : json::value(json::object{});
   core::PageTools& tools = session->page_tools();
 
