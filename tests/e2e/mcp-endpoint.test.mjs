@@ -446,6 +446,37 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     await client.close();
   });
 
+  it('leuria mcp-stdio: two page calls wait side by side; the one the page answers first comes back first', async () => {
+    let release;
+    const released = new Promise((r) => (release = r));
+    const { eng, token, page } = await setup({
+      handler: async (m) => {
+        if (m.arguments.query === 'slow') await released;  // the visitor is still deciding
+        return { hits: [m.arguments.query] };
+      },
+    });
+    const transport = new StdioClientTransport({
+      command: BIN, args: ['mcp-stdio', mcpUrl(eng)], env: cleanEnv({ LEURIA_MCP_TOKEN: token }), stderr: 'pipe',
+    });
+    const client = new Client({ name: 'stdio-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    clients.push(client);
+    const order = [];
+    const slow = client.callTool({ name: 'lookup', arguments: { query: 'slow' } }).then((r) => {
+      order.push('slow');
+      return r;
+    });
+    assert.ok(await poll(() => page.calls.length === 1, { timeoutMs: 5000 }), 'the slow call reached the page');
+    const fast = await client.callTool({ name: 'lookup', arguments: { query: 'fast' } });
+    order.push('fast');
+    assert.deepEqual(JSON.parse(fast.content[0].text), { hits: ['fast'] });
+    assert.deepEqual(await client.ping(), {}, 'a ping while the call waits');
+    release();
+    assert.deepEqual(JSON.parse((await slow).content[0].text), { hits: ['slow'] });
+    assert.deepEqual(order, ['fast', 'slow']);
+    await client.close();
+  });
+
   it('leuria mcp-stdio: a wrong token surfaces as an error to the client, not a hang', async () => {
     const { eng } = await setup();
     const transport = new StdioClientTransport({

@@ -274,3 +274,112 @@ describe('leuria mcp-stdio: one reply to every request, and only whole messages'
     await b.end();
   });
 });
+
+/** Resolves when `pred()` holds, checking every 20 ms, or fails after 8 s with `what`. */
+async function until(pred, what) {
+  for (const t0 = Date.now(); !pred(); await new Promise((r) => setTimeout(r, 20))) {
+    if (Date.now() - t0 > 8000) throw new Error(`not within 8 s: ${what}`);
+  }
+}
+
+describe('leuria mcp-stdio: the agent\'s messages wait on the engine side by side', () => {
+  it('a call that waits holds back neither the agent\'s cancellation nor its next request; each reply carries its own id', async () => {
+    let held;
+    const ep = await scriptedEndpoint((m, res) => {
+      if (m.id === undefined) {
+        res.writeHead(202);
+        res.end();
+      } else if (m.params?.name === 'slow') {
+        held = res;  // answered when the test says
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.write(':\n\n');
+      } else {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(reply(m.id, { pong: m.id })));
+      }
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: {} } });
+    await until(() => held, 'the slow call reached the endpoint');
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'the user gave up' } };
+    b.send(cancel);
+    b.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+    assert.deepEqual(await b.next(), reply(2, { pong: 2 }), 'the ping\'s reply, while the call still waits');
+    // The cancellation and the ping went on connections of their own: in either order.
+    await until(() => ep.seen.length === 3, 'the cancellation reached the engine while the call waited');
+    assert.equal(ep.seen[0].message.id, 1);
+    assert.deepEqual(ep.seen.slice(1).map((s) => s.message).sort((x, y) => (x.id ?? 0) - (y.id ?? 0)),
+      [cancel, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    held.end(sse(reply(1, { late: true })));
+    assert.deepEqual(await b.next(), reply(1, { late: true }));
+    await b.end();
+  });
+
+  it('stdin closed while a call waits: the bridge stays for its reply, writes it, then exits 0', async () => {
+    let held;
+    const ep = await scriptedEndpoint((m, res) => {
+      held = res;
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 'last', method: 'tools/call', params: { name: 'slow', arguments: {} } });
+    await until(() => held, 'the call reached the endpoint');
+    b.proc.stdin.end();
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(b.proc.exitCode, null, 'still there for the reply');
+    held.writeHead(200, { 'Content-Type': 'application/json' });
+    held.end(JSON.stringify(reply('last', { done: true })));
+    assert.deepEqual(await b.next(), reply('last', { done: true }));
+    await b.end();
+  });
+
+  it('at most 128 messages wait on the engine at once (twice the page\'s 64 calls); the rest wait in stdin, and every one is answered', async () => {
+    const held = [];
+    let release = false;
+    const answer = (m, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(reply(m.id, {})));
+    };
+    const ep = await scriptedEndpoint((m, res) => (release ? answer(m, res) : held.push([m, res])));
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    for (let id = 1; id <= 200; id++) b.send({ jsonrpc: '2.0', id, method: 'ping' });
+    await until(() => held.length === 128, `128 requests at the endpoint (${held.length})`);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(ep.seen.length, 128, 'no 129th while 128 wait');
+    release = true;
+    for (const [m, res] of held) answer(m, res);
+    const ids = [];
+    for (let i = 0; i < 200; i++) ids.push((await b.next()).id);
+    assert.deepEqual(ids.sort((x, y) => x - y), Array.from({ length: 200 }, (_, i) => i + 1));
+    await b.end();
+  });
+
+  it('at most 64 MB of messages wait on the engine at once: a second 40 MB call waits in the bridge until the first is answered', async () => {
+    const held = [];
+    const ep = await scriptedEndpoint((m, res) => held.push([m, res]));
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    const big = (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'store', arguments: { text: 'z'.repeat(40 * 1024 * 1024) } } });
+    b.send(big(1));
+    b.send(big(2));
+    b.send({ jsonrpc: '2.0', id: 3, method: 'ping' });  // behind the second: stdin is read in order
+    await until(() => held.length === 1, 'the first call at the endpoint');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(held.length, 1, 'the second waits while the first is out');
+    const answerAll = () => {
+      for (const [m, res] of held.splice(0)) {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(reply(m.id, { stored: m.id })));
+      }
+    };
+    answerAll();
+    assert.deepEqual(await b.next(), reply(1, { stored: 1 }));
+    await until(() => held.length === 2, 'the second call and the ping at the endpoint');
+    answerAll();
+    const rest = [await b.next(), await b.next()].map((r) => r.id).sort();
+    assert.deepEqual(rest, [2, 3]);
+    await b.end();
+  });
+});
