@@ -155,8 +155,8 @@ int run_engine(const StartOptions& o) {
                               app_mode ? core::PairingMode::link_asks : core::PairingMode::claim_asks, t.pairing,
                               announcer);
 
-    web::WebContext ctx{grants, pairing, sessions, embedder,
-                        web::GateConfig{port, o.app && !o.dev_pairing, app_mode, admin_token},
+    const bool silence = o.app && !o.dev_pairing;  // the desktop app's engine: silent to pages it doesn't know
+    web::WebContext ctx{grants, pairing, sessions, embedder, web::GateConfig{port, silence, app_mode, admin_token},
                         web::EngineInfo{LEURIA_VERSION, app_mode, default_ai(*config), names, t.ping}};
     web::WebApi api(std::move(ctx));
 
@@ -186,6 +186,8 @@ int run_engine(const StartOptions& o) {
     });
     watch.start();
     mcp_server::McpEndpoint mcp(sessions, port, LEURIA_VERSION);
+    // App mode: the page gate's silence covers this door too (no lookup at all in CLI mode).
+    if (silence) mcp.set_silence([&api](const http::Request& r) { return api.silences(r); });
     // Two doors on one listener: the AI's MCP endpoint, and everything else (the page protocol).
     http::Handler handler = [&api, &mcp](http::Request& r) {
       if (mcp_server::McpEndpoint::handles(r.path)) return mcp.handle(r);

@@ -186,7 +186,8 @@ boost::system::result<PairingBook::RequestPtr, PairingError> PairingBook::create
 }
 
 asio::awaitable<boost::system::result<ClaimAnswer, PairingError>> PairingBook::claim(
-    std::string origin, std::optional<std::string> nonce, std::optional<std::string> app, Needs needs) {
+    std::string origin, std::optional<std::string> nonce, std::optional<std::string> app, Needs needs,
+    std::function<bool()> caller_gone) {
   if (!nonce) co_return PairingError::nonce_missing;
   if (!valid_nonce(*nonce)) co_return PairingError::nonce_invalid;
 
@@ -248,6 +249,9 @@ asio::awaitable<boost::system::result<ClaimAnswer, PairingError>> PairingBook::c
       ~Unregister() { std::erase(r.waiters, t); }
     } unregister{*r, &timer};
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    // Woken by the answer (or the deadline): a caller that left meanwhile takes nothing; the answer
+    // stays for a claim that is still there, or for the page's next one.
+    if (caller_gone && caller_gone()) co_return PairingError::caller_gone;
   }
 }
 

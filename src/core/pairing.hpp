@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/result.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +41,7 @@ enum class PairingError {
   cooling_down,  // the visitor said no less than `cooldown` ago (429)
   too_many,      // max_pending questions are open (429)
   unknown,       // no such request, or not with this nonce (404)
+  caller_gone,   // the claim's caller closed its connection while it waited: nothing answered, nothing spent
   expired,       // expired before the visitor decided (410)
   already_decided,  // (410)
   not_saved,        // the visitor said yes, but the grant could not be written to disk (503)
@@ -77,8 +79,12 @@ class PairingBook {
   PairingBook& operator=(const PairingBook&) = delete;
 
   // A page's claim. Waits up to claim_wait for the visitor's answer. `origin` is normalized web.
+  // `caller_gone`, asked each time the claim wakes to an answer, says whether the caller has closed
+  // its connection: then the answer is left for the page's next claim (the token is returned once, so
+  // it must not go to a socket nobody reads; a page whose fetch timed out claims again).
   boost::asio::awaitable<boost::system::result<ClaimAnswer, PairingError>> claim(
-      std::string origin, std::optional<std::string> nonce, std::optional<std::string> app, Needs needs);
+      std::string origin, std::optional<std::string> nonce, std::optional<std::string> app, Needs needs,
+      std::function<bool()> caller_gone = {});
 
   // A leuria://connect link registered by the desktop app. Returns the request id.
   boost::system::result<std::string, PairingError> link(const std::string& origin,

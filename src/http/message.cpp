@@ -3,6 +3,9 @@
 #include "http/chars.hpp"
 
 #include <boost/json/serialize.hpp>
+#include <sys/socket.h>
+
+#include <cerrno>
 
 #include "core/ascii.hpp"
 
@@ -44,6 +47,15 @@ std::string_view Request::bearer() const {
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
   return token;
+}
+
+bool peer_gone(const Request& req) {
+  if (req.peer < 0) return false;
+  char c;
+  const ssize_t n = ::recv(req.peer, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return true;  // the client's end is closed
+  if (n > 0) return false;  // a next request's bytes: it is there
+  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;  // reset: gone
 }
 
 void Response::set(std::string name, std::string value) {

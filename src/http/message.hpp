@@ -27,6 +27,7 @@ struct Request {
   // request through its gate and answers with this status.
   unsigned refused = 0;
   bool websocket = false;  // a WebSocket upgrade request
+  int peer = -1;           // the connection's socket while the handler runs, for peer_gone()
 
   // The first header of that name (case-insensitive).
   std::optional<std::string_view> header(std::string_view name) const;
@@ -34,6 +35,11 @@ struct Request {
   // The token of "Authorization: Bearer <token>", or empty.
   std::string_view bearer() const;
 };
+
+// Whether the client has closed the connection its request came on (or reset it), asked while a
+// handler waits (a long-poll): a client that gives up on a request closes its connection, as a
+// page's fetch does when aborted. Bytes of a next request waiting count as there. Never blocks.
+bool peer_gone(const Request& req);
 
 // Writes a streamed body (server-sent events). write() returns false once the peer is gone or
 // too slow (a write that doesn't finish within the server's write timeout).

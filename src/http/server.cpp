@@ -507,6 +507,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     const bool upgrade = connection_header && websocket::is_upgrade(message);
     request.body = std::move(message.body());
     request.websocket = upgrade;
+    request.peer = stream.socket().native_handle();
     stream.expires_never();  // the handler may long-poll
     Response response = co_await handler(request);
     // A stream that ends the connection may last hours: no deadline timer left behind. An answer that

@@ -139,9 +139,23 @@ describe('ACP backend', { timeout: 120000 }, () => {
     }
     assert.deepEqual(o.settingSources, []);
     assert.equal(o.strictMcpConfig, true);
+    assert.equal(o.maxTurns, 10, 'the session\'s maxTurns (the engine\'s default of 10 here) caps Claude\'s steps too');
     assert.equal(nw.params._meta.systemPrompt, 'You sell mugs.');
     const [pr] = entries(eng, 'prompt');
     assert.ok(!JSON.stringify(pr.params.prompt).includes('You sell mugs.'), 'Claude gets the system prompt once, in _meta');
+  });
+
+  it('Claude Code gets the page\'s maxTurns, clamped to 1..50, as its own maxTurns; another agent gets nothing for it', async () => {
+    const eng = await startFakeEngine({ id: 'claude-acp', name: 'Claude Code' });
+    for (const [asked, sent] of [[3, 3], [99, 50]]) {
+      const { stream } = await run(eng, { prompt: 'hi', maxTurns: asked });
+      await stream.waitFor('turn_completed');
+      assert.equal(entries(eng, 'session/new').at(-1).params._meta.claudeCode.options.maxTurns, sent);
+    }
+    const other = await startFakeEngine();
+    const { stream } = await run(other, { prompt: 'hi', maxTurns: 3 });
+    await stream.waitFor('turn_completed');
+    assert.ok(!JSON.stringify(entries(other, 'session/new')[0].params).includes('maxTurns'));
   });
 
   it('a non-Claude agent gets the systemPrompt ahead of the first prompt only', async () => {

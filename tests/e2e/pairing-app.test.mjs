@@ -37,6 +37,11 @@ function probes(origin) {
     { method: 'GET', path: '/connect/AAAAAAAAAAAAAAAAAAAAAAAA', headers: { Origin: origin } },
     { method: 'GET', path: '/admin/pairing', headers: { Origin: origin, Authorization: `Bearer ${ADMIN_TOKEN}` } },
     { method: 'DELETE', path: '/admin/sites?origin=x', headers: { Origin: origin } },
+    // The AI's MCP endpoint shares the listener: silent too, bearer or not.
+    pre('/webmcp/mcp', 'POST', { 'Access-Control-Request-Headers': 'content-type,authorization' }),
+    { method: 'POST', path: '/webmcp/mcp', headers: { Origin: origin }, body: { jsonrpc: '2.0', id: 1, method: 'ping' } },
+    { method: 'POST', path: '/webmcp/mcp', headers: { Origin: origin, Authorization: 'Bearer ' + 'A'.repeat(43) }, body: {} },
+    { method: 'GET', path: '/webmcp/mcp', headers: { Origin: origin, Accept: 'text/event-stream' } },
   ];
 }
 
@@ -149,6 +154,10 @@ describe('app mode (--app)', { timeout: 90000 }, () => {
       const r = await local(eng, '/health');
       assert.equal(r.status, 200);
       assertError(await local(eng, '/no/such/route'), 404, { error: 'Not found' });
+      // The agent's MCP endpoint (no Origin) answers; a cross-site request without an Origin is a page's.
+      assertError(await local(eng, '/webmcp/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'ping' } }), 401, { error: 'Unauthorized' });
+      const crossSite = await request(eng, { method: 'POST', path: '/webmcp/mcp', headers: { 'Sec-Fetch-Site': 'cross-site' }, body: {} });
+      assertSilent(crossSite, 'POST /webmcp/mcp, Sec-Fetch-Site: cross-site, no Origin');
     });
   });
 

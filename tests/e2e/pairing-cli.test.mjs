@@ -136,6 +136,47 @@ describe('pairing (CLI engine)', { timeout: 90000 }, () => {
         await slow.stop();
       }
     });
+    it('a claim whose connection closed while it waited takes nothing: the page\'s next claim gets the Yes or the No', async () => {
+      const slow = await startEngine({ timings: { claimWaitMs: 10000 } });
+      try {
+        /** A claim the page's fetch gives up on after 400 ms (its socket closed), and the request it asked. */
+        const abandoned = async (o, n) => {
+          const from = slow.lines.length;
+          const dead = claim(slow, o, { nonce: n }, { timeoutMs: 400 }).then(() => null, (e) => e);
+          const line = await slow.waitForLine(APPROVE_RE, 5000, { from });
+          assert.match(String(await dead), /timed out/);
+          return APPROVE_RE.exec(line)[2];
+        };
+        for (const allow of [true, false]) {
+          const o = freshOrigin('left');
+          const n = nonce();
+          const requestId = await abandoned(o, n);
+          const retry = claim(slow, o, { nonce: n });
+          await sleep(200);  // both wait now: the closed one first
+          const d = await own(slow, `/connect/${requestId}/decide`, { body: { allow } });
+          assert.equal(d.status, 200, d.body);
+          const r = await retry;
+          assert.equal(r.status, 200, r.body);
+          assert.equal(r.json.status, allow ? 'allowed' : 'denied');
+          if (allow) assert.match(r.json.token, TOKEN_RE);
+        }
+        // Nobody waiting when the visitor says Yes: the token waits for the page's next claim.
+        const o = freshOrigin('left');
+        const n = nonce();
+        const left = slow.stderrLines.filter((l) => l.includes('event=pairing.claim_left')).length;
+        const requestId = await abandoned(o, n);
+        assert.equal((await own(slow, `/connect/${requestId}/decide`, { body: { allow: true } })).status, 200);
+        for (let i = 0; i < 100 && slow.stderrLines.filter((l) => l.includes('event=pairing.claim_left')).length === left; i++) {
+          await sleep(50);  // until the closed claim has woken to the Yes and left it
+        }
+        const r = await claim(slow, o, { nonce: n });
+        assert.equal(r.json?.status, 'allowed', r.body);
+        assert.match(r.json.token, TOKEN_RE);
+        assert.equal((await claim(slow, o, { nonce: n })).status, 404, 'and once only');
+      } finally {
+        await slow.stop();
+      }
+    });
   });
 
   describe('deny and cooldown', () => {

@@ -99,6 +99,9 @@ TEST(AcpCodec, ClaudeGetsItsBuiltinsTurnedOff) {
   EXPECT_EQ(opts.at("allowedTools"), json::array{"mcp__webmcp"});
   EXPECT_EQ(opts.at("strictMcpConfig"), true);
   EXPECT_EQ(opts.at("settingSources"), json::array{});
+  EXPECT_FALSE(opts.as_object().contains("maxTurns"));  // none given
+  p.max_turns = 7;
+  EXPECT_EQ(acp_client::new_session_params(p).at("_meta").at("claudeCode").at("options").at("maxTurns"), 7);
   EXPECT_EQ(v.at("_meta").at("systemPrompt"), "be brief");
   EXPECT_EQ(v.at("mcpServers").at(0).at("type"), "http");
   EXPECT_EQ(v.at("mcpServers").at(0).at("headers").at(0).at("value"), "Bearer tok");

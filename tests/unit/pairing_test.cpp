@@ -3,6 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <thread>
 
 #include "core/pairing.hpp"
@@ -39,9 +40,10 @@ struct Fixture {
 
   // Starts a claim; its result lands in the returned slot when it answers.
   std::shared_ptr<std::optional<Result>> claim(std::string origin, std::optional<std::string> nonce,
-                                               std::optional<std::string> app = std::nullopt) {
+                                               std::optional<std::string> app = std::nullopt,
+                                               std::function<bool()> caller_gone = {}) {
     auto slot = std::make_shared<std::optional<Result>>();
-    asio::co_spawn(ioc, book.claim(std::move(origin), std::move(nonce), std::move(app), {}),
+    asio::co_spawn(ioc, book.claim(std::move(origin), std::move(nonce), std::move(app), {}, std::move(caller_gone)),
                    [slot](std::exception_ptr e, Result r) {
                      if (e) std::rethrow_exception(e);
                      *slot = r;
@@ -91,6 +93,41 @@ TEST(Pairing, CliClaimAsksThenWaitsForTheVisitor) {
   // The token is returned once; the request is forgotten.
   EXPECT_FALSE(f.book.find(id));
   EXPECT_FALSE(f.book.has_open_request(kSite));
+}
+
+// A page's fetch that timed out closed its connection while its claim waited: the answer must not go
+// to it, since the token is returned once; the claim that is still there, or the next one, takes it.
+TEST(Pairing, AClaimWhoseCallerLeftTakesNothing) {
+  for (const bool allow : {true, false}) {
+    Fixture f(core::PairingMode::claim_asks);
+    f.run_claim(kSite, kNonceA);
+    const std::string id = f.recorder.requests[0].id;
+    auto left = f.claim(kSite, kNonceA, std::nullopt, [] { return true; });
+    auto there = f.claim(kSite, kNonceA, std::nullopt, [] { return false; });
+    f.run_for(10ms);
+    ASSERT_TRUE(f.book.decide(id, allow));
+    f.run_for(10ms);
+    ASSERT_TRUE(*left);
+    EXPECT_EQ((*left)->error(), core::PairingError::caller_gone);
+    ASSERT_TRUE(*there && **there);
+    EXPECT_EQ((**there)->status, allow ? core::ClaimAnswer::Status::allowed : core::ClaimAnswer::Status::denied);
+    if (allow) {
+      EXPECT_TRUE(f.grants.token_valid(kSite, (**there)->token));
+    }
+  }
+  // With no claim still there, the answer waits for the page's next one.
+  Fixture f(core::PairingMode::claim_asks);
+  f.run_claim(kSite, kNonceA);
+  auto left = f.claim(kSite, kNonceA, std::nullopt, [] { return true; });
+  f.run_for(10ms);
+  ASSERT_TRUE(f.book.decide(f.recorder.requests[0].id, true));
+  f.run_for(10ms);
+  ASSERT_TRUE(*left);
+  EXPECT_EQ((*left)->error(), core::PairingError::caller_gone);
+  auto next = f.run_claim(kSite, kNonceA);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->status, core::ClaimAnswer::Status::allowed);
+  EXPECT_TRUE(f.grants.token_valid(kSite, next->token));
 }
 
 TEST(Pairing, ANewNonceUpdatesTheQuestionInsteadOfAskingTwice) {

@@ -79,6 +79,7 @@ json::value new_session_params(const NewSessionParams& p) {
                                                                {"disallowedTools", std::move(disallowed)},
                                                                {"settingSources", json::array{}},
                                                                {"strictMcpConfig", true}}}};
+    if (p.max_turns > 0) meta["claudeCode"].as_object()["options"].as_object()["maxTurns"] = p.max_turns;
   }
   if (p.system_prompt && p.claude) meta["systemPrompt"] = *p.system_prompt;
   if (!meta.empty()) params["_meta"] = std::move(meta);

@@ -172,6 +172,11 @@ asio::awaitable<http::Response> McpEndpoint::handle(http::Request& req) {
   auto host = req.header("host");
   if (req.header_count("host") != 1 || !host || !core::host_allowed(*host, port_))
     co_return plain_error(403, "host not allowed");
+  if (silent_ && silent_(req)) {
+    http::Response silence;
+    silence.status = 403;
+    co_return silence;
+  }
   // Only the AI calls this, from a process: a page (any Origin) never may.
   if (req.header("origin")) co_return plain_error(403, "Pages can't use this endpoint");
   auto session = sessions_.find_by_channel_token(req.bearer());

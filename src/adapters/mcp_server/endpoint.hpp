@@ -6,6 +6,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "adapters/mcp_server/codec.hpp"
@@ -22,6 +23,9 @@ class McpEndpoint {
 
   static bool handles(std::string_view path) { return path == "/webmcp/mcp"; }
   boost::asio::awaitable<http::Response> handle(http::Request& req);
+  // Asked after the Host check: true answers an empty 403 and nothing else (the desktop app's engine is
+  // silent to pages it doesn't know, on every route; the wiring hands it the page gate's answer).
+  void set_silence(std::function<bool(const http::Request&)> silent) { silent_ = std::move(silent); }
 
  private:
   http::Response post(http::Request& req, std::shared_ptr<core::Session> session);
@@ -34,6 +38,7 @@ class McpEndpoint {
   std::uint16_t port_;
   std::string version_;
   std::chrono::milliseconds keep_alive_;
+  std::function<bool(const http::Request&)> silent_;
 };
 
 }  // namespace leuria::mcp_server

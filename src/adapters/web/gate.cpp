@@ -47,6 +47,7 @@ Admission admit(const http::Request& req, const GateConfig& cfg,
       // A page that didn't say which is never known: silence in app mode, and no CORS to echo.
       if (cfg.silence && (a.caller.origin.empty() || !known_origin(a.caller.origin))) {
         a.refusal = silent_response();
+        a.silenced = true;
         return a;
       }
       a.cors = !a.caller.raw_origin.empty();

@@ -22,6 +22,7 @@ struct Admission {
   std::optional<http::Response> refusal;  // when set, answer this and nothing else
   core::Caller caller;
   bool cors = false;  // echo the CORS headers on the answer
+  bool silenced = false;  // the refusal is silence (app mode, a page it doesn't know)
 };
 
 // known_origin: true when the origin has a grant or an uncollected pairing request.

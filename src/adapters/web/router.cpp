@@ -49,10 +49,16 @@ void WebApi::set_ai(core::AiChoice default_ai, std::map<std::string, std::string
   ctx_.info.agent_names = std::move(names);
 }
 
+bool WebApi::silences(const http::Request& req) const {
+  return ctx_.gate.silence && admit(req, ctx_.gate, [this](const std::string& origin) { return known(origin); }).silenced;
+}
+
+bool WebApi::known(const std::string& origin) const {
+  return ctx_.grants.has_grant(origin) || ctx_.pairing.has_open_request(origin);
+}
+
 asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
-  Admission a = admit(req, ctx_.gate, [this](const std::string& origin) {
-    return ctx_.grants.has_grant(origin) || ctx_.pairing.has_open_request(origin);
-  });
+  Admission a = admit(req, ctx_.gate, [this](const std::string& origin) { return known(origin); });
   if (a.refusal) {
     spdlog::debug("event=http.gate method={} path={} caller={} status={}", req.method, req.path,
                   caller_word(a.caller.kind), a.refusal->status);

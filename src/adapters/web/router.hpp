@@ -37,11 +37,15 @@ class WebApi {
  public:
   explicit WebApi(WebContext ctx) : ctx_(std::move(ctx)) {}
   boost::asio::awaitable<http::Response> handle(http::Request& req);
+  // Whether the gate answers this request with silence (app mode, a page it doesn't know): the other
+  // doors on the listener ask it too, so that silence covers every route.
+  bool silences(const http::Request& req) const;
   // The visitor changed their default AI or the AIs' names (config.json, providers.json).
   void set_ai(core::AiChoice default_ai, std::map<std::string, std::string> names);
 
  private:
   boost::asio::awaitable<http::Response> route(http::Request& req, const core::Caller& caller);
+  bool known(const std::string& origin) const;  // a grant, or a question whose answer waits for it
   WebContext ctx_;
 };
 

@@ -1,0 +1,57 @@
+// http::peer_gone (http/message.hpp): what a long-poll asks of its connection while it waits.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http/message.hpp"
+
+using leuria::http::peer_gone;
+using leuria::http::Request;
+
+namespace {
+
+struct Pair {
+  int ours = -1, theirs = -1;
+  Pair() {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    ours = fds[0];
+    theirs = fds[1];
+  }
+  ~Pair() {
+    if (ours >= 0) ::close(ours);
+    if (theirs >= 0) ::close(theirs);
+  }
+};
+
+}  // namespace
+
+TEST(PeerGone, AClientThatWaitsIsThere) {
+  Pair p;
+  Request req;
+  req.peer = p.ours;
+  EXPECT_FALSE(peer_gone(req));
+}
+
+TEST(PeerGone, BytesOfANextRequestCountAsThereAndAreNotConsumed) {
+  Pair p;
+  ASSERT_EQ(::write(p.theirs, "GET", 3), 3);
+  Request req;
+  req.peer = p.ours;
+  EXPECT_FALSE(peer_gone(req));
+  char buf[4] = {};
+  EXPECT_EQ(::read(p.ours, buf, sizeof buf), 3);  // still there for the server's next read
+}
+
+TEST(PeerGone, AClosedClientIsGone) {
+  Pair p;
+  ::close(p.theirs);
+  p.theirs = -1;
+  Request req;
+  req.peer = p.ours;
+  EXPECT_TRUE(peer_gone(req));
+}
+
+TEST(PeerGone, ARequestWithoutAConnectionIsNeverGone) {
+  EXPECT_FALSE(peer_gone(Request{}));
+}
