@@ -63,6 +63,9 @@ struct BackendConfig {
   std::string session_id;
   std::optional<std::string> system_prompt;
   int max_turns = 10;
+  // The page's own maxTurns, when it gave one: an agent with a loop of its own is capped only then
+  // (max_turns above is the engine's default otherwise, for its own tool loop).
+  std::optional<int> asked_max_turns;
   AiChoice ai;
   // Where the AI reaches the page's tools over MCP (empty until the page-tools door exists).
   std::string mcp_url;

@@ -161,6 +161,7 @@ asio::awaitable<void> Session::run_start() {
   config.session_id = p_.id;
   config.system_prompt = p_.request.system_prompt;
   config.max_turns = p_.request.max_turns.value_or(limits_.default_max_turns);
+  config.asked_max_turns = p_.request.max_turns;
   config.ai = p_.ai;
   config.mcp_url = p_.mcp_url;
   config.mcp_token = tools_->channel_token();

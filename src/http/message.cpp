@@ -3,9 +3,7 @@
 #include "http/chars.hpp"
 
 #include <boost/json/serialize.hpp>
-#include <sys/socket.h>
-
-#include <cerrno>
+#include <poll.h>
 
 #include "core/ascii.hpp"
 
@@ -51,11 +49,10 @@ std::string_view Request::bearer() const {
 
 bool peer_gone(const Request& req) {
   if (req.peer < 0) return false;
-  char c;
-  const ssize_t n = ::recv(req.peer, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0) return true;  // the client's end is closed
-  if (n > 0) return false;  // a next request's bytes: it is there
-  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;  // reset: gone
+  // POLLRDHUP sees the client's FIN even behind bytes it sent first (a peek at the next byte would not).
+  pollfd p{req.peer, POLLIN | POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 void Response::set(std::string name, std::string value) {

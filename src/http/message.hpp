@@ -38,7 +38,8 @@ struct Request {
 
 // Whether the client has closed the connection its request came on (or reset it), asked while a
 // handler waits (a long-poll): a client that gives up on a request closes its connection, as a
-// page's fetch does when aborted. Bytes of a next request waiting count as there. Never blocks.
+// page's fetch does when aborted, or half-closed it (a client that shut its sending side counts as
+// gone too). Never blocks.
 bool peer_gone(const Request& req);
 
 // Writes a streamed body (server-sent events). write() returns false once the peer is gone or

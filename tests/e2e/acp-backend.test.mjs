@@ -139,7 +139,7 @@ describe('ACP backend', { timeout: 120000 }, () => {
     }
     assert.deepEqual(o.settingSources, []);
     assert.equal(o.strictMcpConfig, true);
-    assert.equal(o.maxTurns, 10, 'the session\'s maxTurns (the engine\'s default of 10 here) caps Claude\'s steps too');
+    assert.equal(o.maxTurns, undefined, 'no maxTurns asked: Claude Code\'s own loop decides');
     assert.equal(nw.params._meta.systemPrompt, 'You sell mugs.');
     const [pr] = entries(eng, 'prompt');
     assert.ok(!JSON.stringify(pr.params.prompt).includes('You sell mugs.'), 'Claude gets the system prompt once, in _meta');

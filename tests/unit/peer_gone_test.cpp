@@ -33,7 +33,7 @@ TEST(PeerGone, AClientThatWaitsIsThere) {
   EXPECT_FALSE(peer_gone(req));
 }
 
-TEST(PeerGone, BytesOfANextRequestCountAsThereAndAreNotConsumed) {
+TEST(PeerGone, BytesOfANextRequestFromAnOpenClientCountAsThereAndAreNotConsumed) {
   Pair p;
   ASSERT_EQ(::write(p.theirs, "GET", 3), 3);
   Request req;
@@ -41,6 +41,16 @@ TEST(PeerGone, BytesOfANextRequestCountAsThereAndAreNotConsumed) {
   EXPECT_FALSE(peer_gone(req));
   char buf[4] = {};
   EXPECT_EQ(::read(p.ours, buf, sizeof buf), 3);  // still there for the server's next read
+}
+
+TEST(PeerGone, AClientThatClosedAfterSendingMoreIsGone) {
+  Pair p;
+  ASSERT_EQ(::write(p.theirs, "\r\n", 2), 2);
+  ::close(p.theirs);
+  p.theirs = -1;
+  Request req;
+  req.peer = p.ours;
+  EXPECT_TRUE(peer_gone(req));
 }
 
 TEST(PeerGone, AClosedClientIsGone) {

@@ -158,7 +158,7 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
   np.engine_path = options_.engine_path;
   np.claude = agent_.id == "claude-acp" || agent_.command.find("claude") != std::string::npos;
   np.system_prompt = config_.system_prompt;
-  np.max_turns = config_.max_turns;
+  np.max_turns = config_.asked_max_turns.value_or(0);
   if (np.claude) system_prompt_sent_ = true;
   auto created = co_await rpc_->call("session/new", new_session_params(np));
   if (!created) co_return describe(created.error());

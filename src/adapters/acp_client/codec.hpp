@@ -34,7 +34,7 @@ struct NewSessionParams {
   std::string engine_path;
   bool claude = false;    // add _meta.claudeCode.options that turn Claude Code's built-ins off
   std::optional<std::string> system_prompt;
-  int max_turns = 0;      // > 0, with `claude`: its maxTurns option (the session's maxTurns; ACP has no field for it)
+  int max_turns = 0;      // > 0, with `claude`: its maxTurns option (the page's maxTurns; ACP has no field for it)
 };
 boost::json::value new_session_params(const NewSessionParams& p);
 

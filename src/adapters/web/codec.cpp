@@ -225,7 +225,7 @@ http::Response pairing_error(core::PairingError e) {
       return error_response(429, "The visitor declined this site less than 30 seconds ago; try again later");
     case E::too_many: return error_response(429, "Too many pending pairing requests; try again later");
     case E::unknown: return error_response(404, "Unknown pairing request");
-    case E::caller_gone: return error_response(400, "The claim's connection closed before its answer");  // unread
+    case E::caller_gone: return error_response(400, "The claim's connection closed before its answer");
     case E::expired: return error_response(410, "The pairing request expired before the visitor decided");
     case E::already_decided: return error_response(410, "The pairing request was already decided");
     case E::not_saved:

@@ -50,7 +50,10 @@ void WebApi::set_ai(core::AiChoice default_ai, std::map<std::string, std::string
 }
 
 bool WebApi::silences(const http::Request& req) const {
-  return ctx_.gate.silence && admit(req, ctx_.gate, [this](const std::string& origin) { return known(origin); }).silenced;
+  if (!ctx_.gate.silence) return false;
+  // The agent's own calls (no Origin, no Sec-Fetch-Site) are a local process's: never silenced, no admission built.
+  if (!req.header("origin") && !req.header("sec-fetch-site")) return false;
+  return admit(req, ctx_.gate, [this](const std::string& origin) { return known(origin); }).silenced;
 }
 
 bool WebApi::known(const std::string& origin) const {

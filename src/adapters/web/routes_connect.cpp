@@ -45,7 +45,7 @@ asio::awaitable<http::Response> connect_claim(WebContext& ctx, const http::Reque
   std::function<bool()> caller_gone = [&req] { return http::peer_gone(req); };
   auto answer = co_await ctx.pairing.claim(caller.origin, claim.nonce, claim.app, claim.needs, caller_gone);
   if (!answer && answer.error() == core::PairingError::caller_gone) {
-    spdlog::info("event=pairing.claim_left origin={}", caller.origin);  // the answer waits for its next claim
+    spdlog::info("event=pairing.claim_left origin={}", caller.origin);  // any answer stays for the next claim
     co_return pairing_error(answer.error());
   }
   if (!answer) co_return pairing_error(answer.error());
