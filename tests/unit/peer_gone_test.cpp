@@ -22,23 +22,28 @@ struct Pair {
     if (ours >= 0) ::close(ours);
     if (theirs >= 0) ::close(theirs);
   }
+  void close_theirs() {  // the client closes its end
+    ::close(theirs);
+    theirs = -1;
+  }
+  Request request() const {  // a request that came on our end
+    Request req;
+    req.peer = ours;
+    return req;
+  }
 };
 
 }  // namespace
 
 TEST(PeerGone, AClientThatWaitsIsThere) {
   Pair p;
-  Request req;
-  req.peer = p.ours;
-  EXPECT_FALSE(peer_gone(req));
+  EXPECT_FALSE(peer_gone(p.request()));
 }
 
 TEST(PeerGone, BytesOfANextRequestFromAnOpenClientCountAsThereAndAreNotConsumed) {
   Pair p;
   ASSERT_EQ(::write(p.theirs, "GET", 3), 3);
-  Request req;
-  req.peer = p.ours;
-  EXPECT_FALSE(peer_gone(req));
+  EXPECT_FALSE(peer_gone(p.request()));
   char buf[4] = {};
   EXPECT_EQ(::read(p.ours, buf, sizeof buf), 3);  // still there for the server's next read
 }
@@ -46,20 +51,14 @@ TEST(PeerGone, BytesOfANextRequestFromAnOpenClientCountAsThereAndAreNotConsumed)
 TEST(PeerGone, AClientThatClosedAfterSendingMoreIsGone) {
   Pair p;
   ASSERT_EQ(::write(p.theirs, "\r\n", 2), 2);
-  ::close(p.theirs);
-  p.theirs = -1;
-  Request req;
-  req.peer = p.ours;
-  EXPECT_TRUE(peer_gone(req));
+  p.close_theirs();
+  EXPECT_TRUE(peer_gone(p.request()));
 }
 
 TEST(PeerGone, AClosedClientIsGone) {
   Pair p;
-  ::close(p.theirs);
-  p.theirs = -1;
-  Request req;
-  req.peer = p.ours;
-  EXPECT_TRUE(peer_gone(req));
+  p.close_theirs();
+  EXPECT_TRUE(peer_gone(p.request()));
 }
 
 TEST(PeerGone, ARequestWithoutAConnectionIsNeverGone) {

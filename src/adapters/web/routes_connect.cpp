@@ -44,11 +44,11 @@ asio::awaitable<http::Response> connect_claim(WebContext& ctx, const http::Reque
   // Named, not a temporary in the co_await's arguments (GCC 12 coroutine rule).
   std::function<bool()> caller_gone = [&req] { return http::peer_gone(req); };
   auto answer = co_await ctx.pairing.claim(caller.origin, claim.nonce, claim.app, claim.needs, caller_gone);
-  if (!answer && answer.error() == core::PairingError::caller_gone) {
-    spdlog::info("event=pairing.claim_left origin={}", caller.origin);  // any answer stays for the next claim
+  if (!answer) {
+    if (answer.error() == core::PairingError::caller_gone)
+      spdlog::info("event=pairing.claim_left origin={}", caller.origin);  // any answer stays for the next claim
     co_return pairing_error(answer.error());
   }
-  if (!answer) co_return pairing_error(answer.error());
   if (answer->status == core::ClaimAnswer::Status::allowed)
     spdlog::info("event=pairing.collected origin={}", caller.origin);
   co_return json_response(200, encode_claim(*answer));
