@@ -130,8 +130,10 @@ function pendingFor(entries: readonly Entry[], offer: Offer, current: Entry | nu
 }
 
 /** What ai.connect() without an id acts on: the visitor's own AI when it needs them (a connect,
- *  or a retry), else the pending action. Never a provider held back for the own AI: a plain
- *  connect() must not start the browser model's download when the page meant "connect Leuria". */
+ *  or a retry), else the first chat provider that needs one (the spec's rule), which isn't always
+ *  state.pending: with the own AI ready, that can be the browser model's download. Never a
+ *  provider held back for the own AI: a plain connect() must not start the browser model's
+ *  download when the page meant "connect Leuria". */
 export function connectTarget(entries: readonly Entry[], policy: Policy): string | null {
   const own = entries.find((entry) => isOwnAI(entry.provider) && offers(entry, "chat") && needsVisitor(entry.state));
   return own?.provider.id ?? pendingFor(entries, "chat", null, policy);

@@ -251,10 +251,14 @@ export interface Leuria {
   conversation(options?: ConversationOptions): Conversation;
   embed(texts: string[], options?: EmbedOptions): Promise<Embeddings>;
   /** Runs a visitor action (connect, download). Without an id: the visitor's own AI when it needs
-   *  them (a connect, or a retry), else state.pending; never a provider held back for the own AI
-   *  (a plain connect() doesn't start the browser model's download). Call it from a click. It
-   *  resolves once the action has run its course (bridge: the visitor answered, or didn't) and
-   *  reports the outcome in the state: it doesn't reject when the visitor says no. */
+   *  them (a connect, or a retry), else the first chat provider (in the providers' order) that
+   *  needs a visitor action, leaving out those held back while the own AI isn't ready. That isn't
+   *  always state.pending: once the own AI is ready nothing is held back, so a plain connect()
+   *  takes the first other provider needing an action, such as the browser model's download.
+   *  For a button meant for the visitor's own AI, pass its id (connect("bridge")): without one, a
+   *  ready bridge means the first provider needing an action (a download) is taken. Call it from
+   *  a click. It resolves once the action has run its course (bridge: the visitor answered, or
+   *  didn't) and reports the outcome in the state: it doesn't reject when the visitor says no. */
   connect(providerId?: string): Promise<void>;
   /** Forgets the site's grant (or the provider's equivalent) in this browser. */
   disconnect(providerId?: string): Promise<void>;

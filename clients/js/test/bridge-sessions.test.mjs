@@ -1,7 +1,7 @@
 // bridge() sessions against a fake engine in this process (sessions, event streams, the tool
 // channel), driven the way the core drives a provider: conversations that outlive a disconnect,
 // a turn stopped before it started and sent again, turns another AI answered, and tool calls
-// whose handler fails. The real engine, in a real browser, is in tests/e2e/sdk-bridge*.test.mjs.
+// whose handler fails, and sessions given up while their prepare was in flight. The real engine, in a real browser, is in tests/e2e/sdk-bridge*.test.mjs.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadBridge } from './build-bridge.mjs';
@@ -18,11 +18,15 @@ const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
 /**
  * A fake engine: fetch and WebSocket for bridge(). `turn(session, prompt)` plays a turn after its
  * turn_start (default: answers "echo: <prompt>"); `promptDelayMs` holds turn_start back after an
- * accepted /prompt (an AI slow to take the turn). Every answer is in `log` ({method, path, status}).
+ * accepted /prompt (an AI slow to take the turn); `holdPrepare()` returns a promise that holds
+ * back prepare's answer once the engine has created the session (as a real engine does, it ignores
+ * the page aborting the request). Every answer is in `log` ({method, path, status, keepalive,
+ * auth}), every WebSocket the page opened in `sockets`.
  */
-function fakeEngine({ turn = async (s, prompt) => `echo: ${prompt}`, promptDelayMs = 0 } = {}) {
+function fakeEngine({ turn = async (s, prompt) => `echo: ${prompt}`, promptDelayMs = 0, holdPrepare = null } = {}) {
   const sessions = [];
   const log = [];
+  const sockets = [];
   const json = (status, body) => new Response(body === undefined ? '' : JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
   // A stream the page has stopped reading throws on enqueue and close: it just misses the event.
   const quietly = (f) => { try { f(); } catch { /* the page cancelled this stream */ } };
@@ -55,7 +59,8 @@ function fakeEngine({ turn = async (s, prompt) => `echo: ${prompt}`, promptDelay
     const path = new URL(url).pathname;
     const body = init.body ? JSON.parse(init.body) : {};
     const answer = route(init.method ?? 'GET', path, body);
-    log.push({ method: init.method ?? 'GET', path, status: answer.status });
+    if (path === '/session/prepare' && holdPrepare) await holdPrepare();
+    log.push({ method: init.method ?? 'GET', path, status: answer.status, keepalive: init.keepalive === true, auth: init.headers?.Authorization });
     return answer;
   }
   function route(method, path, body) {
@@ -97,6 +102,7 @@ function fakeEngine({ turn = async (s, prompt) => `echo: ${prompt}`, promptDelay
   class FakeWebSocket {
     constructor(url) {
       this.url = url;
+      sockets.push(this);
       this.readyState = 0;
       this.sent = [];
       setTimeout(() => ((this.readyState = 1), this.onopen?.()), 0);
@@ -127,7 +133,7 @@ function fakeEngine({ turn = async (s, prompt) => `echo: ${prompt}`, promptDelay
   }
   const live = () => sessions.filter((s) => !['completed', 'cancelled', 'failed'].includes(s.status));
   const count = (pattern) => log.filter((l) => pattern.test(`${l.method} ${l.path}`)).length;
-  return { fetch, WebSocket: FakeWebSocket, sessions, log, live, count };
+  return { fetch, WebSocket: FakeWebSocket, sessions, log, sockets, live, count };
 }
 
 /** A connected bridge() on the fake engine. */
@@ -288,5 +294,122 @@ describe('bridge() page tools', () => {
     assert.match(one(responses.unknown).error, /Unknown tool/);
     await tick(20);
     assert.deepEqual(unhandled, []);
+  });
+});
+
+describe('bridge() sessions given up while prepare is in flight', () => {
+  const tools = [{ name: 'search', description: 'Search.', execute() {} }];
+  /** A gate for holdPrepare: prepare answers once open() is called. */
+  function gate() {
+    let open;
+    const opened = new Promise((resolve) => (open = resolve));
+    return { hold: () => opened, open };
+  }
+  /** What `promise` settled with within `ms` (its value, its error), or 'still waiting'. */
+  const within = (promise, ms = 200) => Promise.race([promise.then((v) => v ?? 'resolved', (e) => e), tick(ms).then(() => 'still waiting')]);
+  const calls = (engine) => engine.log.map((l) => `${l.method} ${l.path}`);
+
+  it('a run cancelled while prepare is in flight fails at once; once prepare answers, the engine gets /cancel for that id, and no stream, tool channel or approve', async () => {
+    const g = gate();
+    const engine = fakeEngine({ holdPrepare: g.hold });
+    const { p } = connectedBridge(engine);
+    const stop = new AbortController();
+    const chat = p.chat(request(['Hi'], { tools, signal: stop.signal }));
+    await tick(5);
+    assert.equal(engine.sessions.length, 1, 'the engine has created the session');
+    stop.abort(new DOMException('stopped', 'AbortError'));
+    const outcome = await within(chat);
+    assert.equal(outcome.name, 'AbortError', 'the run fails at once, without waiting for the engine');
+    assert.deepEqual(calls(engine), [], 'prepare has not answered yet');
+
+    g.open();
+    await tick(20);
+    assert.deepEqual(calls(engine), ['POST /session/prepare', 'POST /session/s1/cancel']);
+    assert.equal(engine.sessions[0].status, 'cancelled');
+    assert.equal(engine.log[1].auth, 'Bearer T0K');
+    assert.equal(engine.log[1].keepalive, true, 'it may go out as the page unloads');
+    assert.deepEqual(engine.sockets, [], 'no tool channel');
+    assert.deepEqual(engine.live(), []);
+
+    // A run after it goes as usual.
+    const r = await p.chat(request(['Again'], { tools }));
+    assert.equal(r.text, 'echo: Again');
+    await tick(10);
+    assert.deepEqual(calls(engine).slice(2), ['POST /session/prepare', 'GET /session/s2/stream', 'POST /session/s2/approve', 'POST /session/s2/close']);
+    assert.deepEqual(engine.live(), []);
+  });
+
+  it('a run cancelled before prepare went out sends nothing', async () => {
+    const engine = fakeEngine();
+    const { p } = connectedBridge(engine);
+    const stop = new AbortController();
+    stop.abort(new DOMException('stopped', 'AbortError'));
+    await assert.rejects(p.chat(request(['Hi'], { signal: stop.signal })), (e) => e.name === 'AbortError');
+    await tick(10);
+    assert.deepEqual(engine.log, []);
+    assert.deepEqual(engine.sessions, []);
+  });
+
+  it('close() of a conversation while its warm-up prepare is in flight: /close once the id is known, no approve, no stream or channel left open', async () => {
+    const g = gate();
+    const engine = fakeEngine({ holdPrepare: g.hold });
+    const { p } = connectedBridge(engine);
+    const conv = p.openConversation({ tools });
+    const sending = conv.send(request([user('Hi')], { tools }));
+    await tick(5);
+    assert.equal(engine.sessions.length, 1);
+    assert.equal(await within(conv.close()), 'resolved', 'close() does not wait for the engine');
+    const outcome = await within(sending);
+    assert.equal(outcome.code, 'failed', 'the turn in progress fails at once');
+
+    g.open();
+    await tick(20);
+    assert.deepEqual(calls(engine), ['POST /session/prepare', 'POST /session/s1/close']);
+    assert.equal(engine.sessions[0].status, 'completed');
+    assert.deepEqual(engine.sessions[0].streams, []);
+    assert.deepEqual(engine.sockets, []);
+    assert.deepEqual(engine.live(), []);
+  });
+
+  it('disconnect() while a conversation\'s prepare is in flight: /close with the token prepare carried (already forgotten), and the conversation goes on later in a new session', async () => {
+    const g = gate();
+    const engine = fakeEngine({ holdPrepare: g.hold });
+    const { p, store } = connectedBridge(engine);
+    const conv = p.openConversation({ tools: [] });
+    const sending = conv.send(request([user('Hi')]));
+    await tick(5);
+    await p.disconnect();
+    assert.equal((await within(sending)).code, 'failed');
+    assert.equal(store.getItem(KEY), null, 'the token is forgotten');
+
+    g.open();
+    await tick(20);
+    assert.deepEqual(calls(engine), ['POST /session/prepare', 'POST /session/s1/close']);
+    assert.equal(engine.log[1].auth, 'Bearer T0K');
+    assert.deepEqual(engine.live(), []);
+
+    store.setItem(KEY, 'T0K2'); // connected again
+    const r = await conv.send(request([user('Hi again')]));
+    assert.equal(r.text, 'echo: Hi again');
+    assert.deepEqual(engine.live().map((s) => s.id), ['s2']);
+    await conv.close();
+    assert.deepEqual(engine.live(), []);
+  });
+
+  it('page unload (destroy with keepalive) while a one-off prepare is in flight: /close with keepalive once the id is known, nothing else', async () => {
+    const g = gate();
+    const engine = fakeEngine({ holdPrepare: g.hold });
+    const { p } = connectedBridge(engine);
+    const chat = p.chat(request(['Hi'], { tools }));
+    await tick(5);
+    p.destroy({ keepalive: true });
+    assert.equal((await within(chat)).code, 'failed', 'the run fails at once');
+
+    g.open();
+    await tick(20);
+    assert.deepEqual(calls(engine), ['POST /session/prepare', 'POST /session/s1/close']);
+    assert.equal(engine.log[1].keepalive, true);
+    assert.deepEqual(engine.sockets, []);
+    assert.deepEqual(engine.live(), []);
   });
 });

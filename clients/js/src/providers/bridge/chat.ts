@@ -34,7 +34,8 @@ export async function oneOffChat(ctx: SessionContext, request: ProviderChatReque
 
 export class BridgeConversation implements ProviderConversation {
   private session: EngineSession | null = null;
-  private starting: Promise<EngineSession> | null = null;
+  /** The session warming up, and its warm-up. */
+  private starting: { session: EngineSession; ready: Promise<EngineSession> } | null = null;
   private closed = false;
   /** Bumped by endSession(): a session still starting from before then is closed, not used. */
   private epoch = 0;
@@ -95,8 +96,11 @@ export class BridgeConversation implements ProviderConversation {
     const session = this.session;
     this.session = null;
     await session?.close(options);
-    // One still starting is closed by warm() once it's up (it checks the epoch).
-    await starting?.catch(() => null);
+    // One still starting is closed at once: its start() goes no further, and a prepare still in
+    // flight is closed once it names the session. One that finishes starting in between is
+    // closed by warm() (it checks the epoch).
+    await starting?.session.close(options);
+    await starting?.ready.catch(() => null);
   }
 
   /**
@@ -106,14 +110,14 @@ export class BridgeConversation implements ProviderConversation {
    */
   private warm(maxTurns: number): Promise<EngineSession> {
     if (this.session && !this.session.ended) return Promise.resolve(this.session);
-    if (this.starting) return this.starting;
+    if (this.starting) return this.starting.ready;
     const session = new EngineSession(this.ctx, this.options.tools, "cancel-turn");
     this.hooks.track(session);
     const body: PrepareBody = {};
     if (this.options.system) body.systemPrompt = this.options.system;
     if (maxTurns) body.maxTurns = maxTurns;
     const epoch = this.epoch;
-    this.starting = session
+    const ready = session
       .start(body)
       .then(() => {
         if (this.closed || this.epoch !== epoch) {
@@ -126,6 +130,7 @@ export class BridgeConversation implements ProviderConversation {
       .finally(() => {
         this.starting = null;
       });
-    return this.starting;
+    this.starting = { session, ready };
+    return ready;
   }
 }

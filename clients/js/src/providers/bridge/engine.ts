@@ -38,6 +38,9 @@ export interface CallOptions {
   keepalive?: boolean;
   /** Send the grant token (default true). Only the claim goes without it. */
   auth?: boolean;
+  /** The grant token to send when the store holds none: a session's deferred end after
+   *  disconnect() forgot the token it was prepared with (the engine still knows that one). */
+  fallbackToken?: string | null;
 }
 
 export interface Answer {
@@ -125,7 +128,7 @@ export class Engine {
     const headers: Record<string, string> = {};
     let token: string | null = null;
     if (options.auth !== false) {
-      token = this.o.tokens.get();
+      token = this.o.tokens.get() ?? options.fallbackToken ?? null;
       // No token, no request: the engine wouldn't answer, and the browser might ask the visitor
       // about local network access for nothing.
       if (!token) throw bridgeError(this.o.provider, "not_connected", words.notConnected, "no grant token");

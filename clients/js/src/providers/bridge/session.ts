@@ -3,7 +3,7 @@
 // event is missed and the AI never looks for a tool that isn't declared yet.
 import { abortError, ProviderError } from "../../errors.js";
 import type { ProviderChatResult, RunEvent, Tool, ToolOutcome } from "../../types.js";
-import type { Engine } from "./engine.js";
+import type { Answer, Engine } from "./engine.js";
 import type { EngineImage } from "./prompt.js";
 import { SessionStream } from "./stream.js";
 import { ToolChannel } from "./webmcp.js";
@@ -64,6 +64,15 @@ export class EngineSession {
   private idleWaiters: { resolve(): void; reject(e: unknown): void }[] = [];
   private endError: ProviderError | null = null;
   private closing = false;
+  /** POST /session/prepare has gone out and not answered: the engine may hold a session that this
+   *  page can't name yet. */
+  private preparing = false;
+  /** How to end the session prepare is creating, once it names it (see prepare()): the page
+   *  cancelled the run (cancel) or closed the session (close) while prepare was in flight. */
+  private abandoned: "cancel" | "close" | null = null;
+  /** Rejects start() while it waits for prepare: the page stops waiting at once, not when the
+   *  engine answers. */
+  private leavePrepare: ((error: unknown) => void) | null = null;
   /** Called once when the session ends, whatever the reason. */
   onEnded: (() => void) | null = null;
 
@@ -83,17 +92,26 @@ export class EngineSession {
    * promise is its result); without one, the session warms up and goes idle.
    */
   async start(body: PrepareBody, first?: TurnRequest): Promise<ProviderChatResult | void> {
+    // Cancelled or closed before prepare went out: nothing was sent, so there is nothing to end.
+    if (first?.signal.aborted) {
+      this.end(null);
+      throw abortError(first.signal.reason);
+    }
+    if (this.ended) throw this.cutShort();
     this.phase = "starting";
     let result: Promise<ProviderChatResult> | undefined;
     try {
-      const prepared = await this.ctx.engine.call("POST", "/session/prepare", { body, signal: first?.signal });
+      const prepared = await this.prepare(body, first?.signal);
       if (prepared.status !== 201 || typeof prepared.json?.sessionId !== "string") throw this.prepareError(prepared.status, prepared.json);
-      this.id = prepared.json.sessionId;
+      // Each step checks that the page still wants the session: one ended meanwhile (close(), a
+      // cancelled run) opens no stream or tool channel, and is never approved.
+      this.stillStarting(first);
       this.stream = new SessionStream(this.ctx.engine, this.ctx.provider, this.id, {
         onEvent: (name, data) => this.onEvent(name, data),
         onLost: (error) => this.end(error),
       });
       await this.stream.open();
+      this.stillStarting(first);
       if (this.tools.length) {
         this.channel = new ToolChannel({
           wsBase: this.ctx.wsBase,
@@ -103,10 +121,11 @@ export class EngineSession {
           ended: () => this.ended,
         });
         await this.channel.open(prepared.json.registrationToken).catch((error) => {
+          this.stillStarting(first); // closed by end(): that is the reason, not the channel
           throw bridgeError(this.ctx.provider, "failed", words.failed, `tool channel: ${(error as Error).message}`);
         });
       }
-      if (first?.signal.aborted) throw abortError(first.signal.reason);
+      this.stillStarting(first);
       result = first ? this.beginTurn(first) : undefined;
       const approved = await this.action("approve");
       if (approved.status !== 200) throw bridgeError(this.ctx.provider, "failed", words.failed, engineDetail(approved.status, approved.json));
@@ -160,12 +179,88 @@ export class EngineSession {
 
   /** Ends the session (completed). keepalive: the page is unloading. */
   async close(options: { keepalive?: boolean } = {}): Promise<void> {
-    if (this.closing || !this.id) return this.end(null);
+    if (!this.id) {
+      // Prepare is in flight: the engine is creating a session that only its answer names. It is
+      // closed then (prepare()); until then, it ends here, for the page.
+      if (this.preparing) this.abandoned ??= "close";
+      return this.end(null);
+    }
+    if (this.closing) return this.end(null);
     this.closing = true;
     const wasEnded = this.ended;
     this.end(null);
     if (wasEnded) return;
     await this.action("close", undefined, options.keepalive).catch(() => {});
+  }
+
+  /**
+   * POST /session/prepare, sent without the run's signal: once the request has gone out, the engine
+   * creates the session (pending_approval) whatever the page does, and only the answer names it.
+   * Aborting the fetch would just lose that name, and the session would hold one of the origin's 4
+   * live slots until the engine restarts (nothing else ends a session that was never approved).
+   * So the page stops waiting at once (a cancelled run, or close(): start() rejects), and the
+   * answer, whenever it comes, ends the session it names.
+   */
+  private prepare(body: PrepareBody, signal: AbortSignal | undefined): Promise<Answer> {
+    this.preparing = true;
+    const answered = this.ctx.engine.call("POST", "/session/prepare", { body }).then(
+      (answer) => {
+        this.preparing = false;
+        if (answer.status === 201 && typeof answer.json?.sessionId === "string") {
+          this.id = answer.json.sessionId;
+          if (this.abandoned || this.ended) this.endAbandoned(answer.token);
+        }
+        return answer;
+      },
+      (error: unknown) => {
+        this.preparing = false;
+        throw error;
+      },
+    );
+    return new Promise<Answer>((resolve, reject) => {
+      const onAbort = () => {
+        // Once prepare has answered, start() sees the abort itself (and closes the named session).
+        if (!this.preparing) return;
+        this.abandoned ??= "cancel";
+        this.leavePrepare = null;
+        reject(abortError(signal!.reason));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.leavePrepare = reject;
+      answered.then(resolve, reject).finally(() => {
+        signal?.removeEventListener("abort", onAbort);
+        this.leavePrepare = null;
+      });
+    });
+  }
+
+  /**
+   * Ends a session the page gave up while its prepare was in flight, now that prepare named it:
+   * cancel for a cancelled run, close for close(), in the background, its failures swallowed (the
+   * page has already moved on). Always with keepalive: the answer can come as the page unloads
+   * (a prepare in flight at pagehide), and nothing would try again. If the page is already gone
+   * when the answer comes, nothing here runs, and nothing can be done: no request can name a
+   * session whose id never reached the page.
+   */
+  private endAbandoned(preparedWith: string | null): void {
+    const route = this.abandoned ?? "close";
+    this.closing = true; // /cancel and /close both end it: close() has nothing more to send
+    this.end(null);
+    // disconnect() forgets the token right after closing the sessions, this one included: the end
+    // goes with the token prepare carried, which the engine still knows.
+    const path = `/session/${encodeURIComponent(this.id)}/${route}`;
+    void this.ctx.engine.call("POST", path, { keepalive: true, fallbackToken: preparedWith }).catch(() => {});
+  }
+
+  /** Between start()'s steps: throws when the page no longer wants the session. */
+  private stillStarting(first: TurnRequest | undefined): void {
+    if (first?.signal.aborted) throw abortError(first.signal.reason);
+    if (this.ended) throw this.cutShort();
+  }
+
+  /** Why start() stopped when the session ended while it started. */
+  private cutShort(): ProviderError {
+    return this.endError ?? bridgeError(this.ctx.provider, "failed", words.failed, "the session was ended while it started");
   }
 
   private beginTurn(request: TurnRequest): Promise<ProviderChatResult> {
@@ -302,6 +397,11 @@ export class EngineSession {
     this.turn = null;
     turn?.reject(failure);
     for (const w of this.idleWaiters.splice(0)) w.reject(new SessionGone(error, "the session ended"));
+    // A start() waiting for prepare stops waiting (prepare ends the session once it answers). After
+    // a macrotask: when prepare's own answer is why (a 401 not_paired closes every session as it is
+    // read), that answer's error, settling in microtasks, is the one start() reports.
+    const leave = this.leavePrepare;
+    if (leave) setTimeout(() => leave(this.cutShort()), 0);
     this.stream?.close();
     this.channel?.close();
     this.onEnded?.();
