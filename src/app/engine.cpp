@@ -185,7 +185,7 @@ int run_engine(const StartOptions& o) {
       }
     });
     watch.start();
-    mcp_server::McpEndpoint mcp(sessions, port, LEURIA_VERSION);
+    mcp_server::McpEndpoint mcp(sessions, port, LEURIA_VERSION, t.mcp_keep_alive);
     // App mode: the page gate's silence covers this door too (no lookup at all in CLI mode).
     if (silence) mcp.set_silence([&api](const http::Request& r) { return api.silences(r); });
     // Two doors on one listener: the AI's MCP endpoint, and everything else (the page protocol).

@@ -130,7 +130,14 @@ std::vector<std::string> sse_event_data(std::string_view body) {
   return events;
 }
 
-BridgeReply bridge_reply(std::string_view message, const http::ClientResult& answer, std::string_view streamed) {
+std::optional<std::string> cancelled_request_id(std::string_view message) {
+  const auto line = jsonio::read_object(message);
+  if (!line) return std::nullopt;
+  return mcp_server::cancelled_request(*line);
+}
+
+BridgeReply bridge_reply(std::string_view message, const http::ClientResult& answer, std::string_view streamed,
+                         const std::function<bool(const std::string&)>& cancelled) {
   BridgeReply out;
   const bool ok = answer.status / 100 == 2;
   const std::string_view body = ok ? streamed : std::string_view(answer.body);
@@ -154,6 +161,7 @@ BridgeReply bridge_reply(std::string_view message, const http::ClientResult& ans
     out.lines.push_back(text.find_first_of("\r\n") == std::string::npos ? text : json::serialize(*m));
   }
   const bool whole = ok && answer.failure == http::Failure::none;
+  if (id && !replied && whole && cancelled && cancelled(json::serialize(*id))) return out;
   if (!whole || (id && !replied)) out.trouble = no_reply(answer);
   if (id && !replied) out.lines.push_back(error_line(*id, no_reply(answer)));
   if (expected.error_if_silent && out.lines.empty()) out.lines.push_back(error_line(expected.error_id, no_reply(answer)));

@@ -11,6 +11,7 @@
 //     it has one, else a null id, as JSON-RPC answers what it cannot read.
 // A notification, or the agent's response to a request of the server's, gets only what the engine sent
 // (nothing, normally).
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,7 +27,13 @@ struct BridgeReply {
 };
 
 // `streamed`: the 2xx body as fetch's on_data gathered it (a non-2xx body is in `answer.body`).
-BridgeReply bridge_reply(std::string_view message, const http::ClientResult& answer, std::string_view streamed);
+// `cancelled(id)`, asked only for a request that got no reply (its id as JSON text): true when the agent
+// cancelled it. MCP has no reply to a cancelled request, so none is made up for it.
+BridgeReply bridge_reply(std::string_view message, const http::ClientResult& answer, std::string_view streamed,
+                         const std::function<bool(const std::string&)>& cancelled = {});
+
+// The id, as JSON text, of the request a notifications/cancelled line names; nothing for any other line.
+std::optional<std::string> cancelled_request_id(std::string_view message);
 
 // The data of each event of an SSE body (event-stream rules: CR, LF or CRLF ends a line; a blank line
 // ends an event; its `data:` lines joined with LF), from whole lines only: a line the body ended inside

@@ -13,7 +13,9 @@
 #include <boost/asio/write.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -42,6 +44,7 @@ constexpr std::size_t kInFlightBytes = 64 * 1024 * 1024;
 constexpr std::size_t kOutQueue = 16;
 // Lines taken into one write while more wait, up to about this many bytes.
 constexpr std::size_t kBatch = 256 * 1024;
+constexpr std::size_t kCancelledKept = kInFlight;
 
 // Lines for stdout. A line sent with an error (eof) is the end: every forward is done.
 using LineChannel = asio::experimental::channel<void(boost::system::error_code, std::string)>;
@@ -146,6 +149,10 @@ class StdioBridge {
   // One message to the engine and what goes back for it (app/mcp_bridge.hpp: each request gets exactly one
   // reply, the engine's or an error saying why there was none; only whole messages go on).
   asio::awaitable<void> forward(std::string line) {
+    if (auto id = cancelled_request_id(line)) {  // before the engine ends the call, so its reply finds it
+      if (cancelled_.size() >= kCancelledKept) cancelled_.pop_front();
+      cancelled_.push_back(std::move(*id));
+    }
     http::ClientRequest req;
     req.method = "POST";
     req.url = url_;
@@ -161,7 +168,13 @@ class StdioBridge {
       return true;
     };
     auto res = co_await http::fetch(ex_, std::move(req), on_data);
-    auto reply = bridge_reply(line, res, body);
+    std::function<bool(const std::string&)> was_cancelled = [this](const std::string& id) {
+      auto it = std::find(cancelled_.begin(), cancelled_.end(), id);
+      if (it == cancelled_.end()) return false;
+      cancelled_.erase(it);
+      return true;
+    };
+    auto reply = bridge_reply(line, res, body, was_cancelled);
     if (reply.trouble) std::cerr << "leuria mcp-stdio: " << *reply.trouble << "\n";
     const boost::system::error_code more;  // named: no temporaries in a co_await's arguments (GCC 12)
     for (auto& out : reply.lines) co_await lines_.async_send(more, std::move(out), asio::as_tuple(asio::use_awaitable));
@@ -189,6 +202,10 @@ class StdioBridge {
   std::size_t bytes_in_flight_ = 0;  // the lines of those in flight
   bool reading_ = true;
   bool stdout_broken_ = false;
+  // The ids the agent cancelled whose requests may still be out: such a request's answer ends with no
+  // reply, and gets none from us either. The newest kCancelledKept (a cancel for a request already
+  // answered is never looked up again).
+  std::deque<std::string> cancelled_;
   int exit_code_ = 0;
 };
 

@@ -153,6 +153,7 @@ std::variant<Timings, std::string> timings_from_env() {
     else if (key == "modelStallMs") slot = &t.model_stall;
     else if (key == "pingMs") slot = &t.ping;
     else if (key == "toolCallMs") slot = &t.tool_call;
+    else if (key == "mcpKeepAliveMs") slot = &t.mcp_keep_alive;
     else if (key == "embedCacheMs") slot = &t.embed_cache;
     else if (key == "headerTimeoutMs") slot = &t.header_timeout.emplace();
     else if (key == "idleTimeoutMs") slot = &t.idle_timeout.emplace();
@@ -167,7 +168,7 @@ std::variant<Timings, std::string> timings_from_env() {
     }
     if (!slot || !parse_ms(value, *slot))
       return "LEURIA_TEST_TIMINGS has an unknown or malformed item '" + std::string(item) +
-             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, cancelGraceMs, modelStallMs, pingMs, toolCallMs, embedCacheMs, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, writeTimeoutMs, maxConnections).";
+             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, cancelGraceMs, modelStallMs, pingMs, toolCallMs, mcpKeepAliveMs, embedCacheMs, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, writeTimeoutMs, maxConnections).";
   }
   return t;
 }

@@ -75,6 +75,7 @@ struct Timings {
   std::chrono::milliseconds model_stall{300'000};  // a model server's silence mid-answer
   std::chrono::milliseconds ping{15'000};
   std::chrono::milliseconds tool_call{600'000};
+  std::chrono::milliseconds mcp_keep_alive{20'000};  // a waiting MCP answer's keep-alive (a gone client shows there)
   std::chrono::milliseconds embed_cache{10'000};  // how long a discovery of embedding models holds
   // The HTTP server's (http::ServerLimits); unset keeps its defaults.
   std::optional<std::chrono::milliseconds> header_timeout;

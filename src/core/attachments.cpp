@@ -25,14 +25,13 @@ std::vector<PromptBlock> build_prompt(const std::string& prompt, const std::vect
     if (a.type == Attachment::Type::text) {
       const std::string name = a.name.value_or("attachment.txt");
       blocks.push_back({PromptBlock::Type::text, "<file name=\"" + attribute(name) + "\">" + a.text + "</file>", {}, {}});
-    } else if (accepts_images) {
-      blocks.push_back({PromptBlock::Type::image, {}, a.mime_type, a.data});
     } else {
       const std::string name = a.name ? " \"" + *a.name + "\"" : std::string();
-      blocks.push_back({PromptBlock::Type::text,
-                        "[The visitor attached an image" + name + " (" + a.mime_type +
-                            "), but this AI can't read images.]",
-                        {}, {}});
+      std::string note = "[The visitor attached an image" + name + " (" + a.mime_type + "), but this AI can't read images.]";
+      if (accepts_images)  // the note goes along, for an AI that turns out not to read them after all
+        blocks.push_back({PromptBlock::Type::image, std::move(note), a.mime_type, a.data});
+      else
+        blocks.push_back({PromptBlock::Type::text, std::move(note), {}, {}});
     }
   }
   return blocks;

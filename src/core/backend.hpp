@@ -54,7 +54,7 @@ class BackendSink {
 
 struct PromptBlock {
   enum class Type { text, image } type = Type::text;
-  std::string text;       // text
+  std::string text;       // text; for an image, the note an AI that can't read it gets instead
   std::string mime_type;  // image
   std::string data;       // image, base64
 };

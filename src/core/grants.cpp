@@ -61,13 +61,15 @@ boost::system::result<std::string, std::string> GrantBook::issue(const std::stri
     last_save_error_ = e.what();
     return {boost::system::in_place_error, last_save_error_};
   }
-  const bool replaced = has_grant(origin);
+  auto before = grants_;
   refresh([&](std::vector<Grant>& grants) {
     std::erase_if(grants, [&](const Grant& old) { return old.origin == origin; });
     grants.push_back(stored);
   });
-  // A replaced token ends the sessions that used the old one.
-  if (replaced && revoked_) revoked_(origin);
+  // A replaced token ends the sessions that used the old one; so does what another writer changed
+  // meanwhile (`leuria sites use` for another site), which this load takes in before the file
+  // watcher's reload would, and that reload then finds nothing changed.
+  notify_lost(before);
   return {boost::system::in_place_value, std::move(token)};
 }
 

@@ -113,14 +113,16 @@ std::vector<ToolSpec> PageTools::tools() const {
   return out;
 }
 
-void PageTools::start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done) {
+void PageTools::start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done,
+                      std::string tag) {
   if (ended_) return done(PageAnswer{PageAnswer::Status::ended, "The session has ended", {}});
   if (!link_) return done(PageAnswer{PageAnswer::Status::not_connected, "The page is not connected", {}});
   if (pending_.size() >= kMaxPendingCalls)
     return done(PageAnswer{PageAnswer::Status::failed, "Too many calls are waiting for the page", {}});
   PageCall call{kind, "c" + std::to_string(next_call_++) + "-" + call_salt_, std::move(name),
                 std::move(arguments_json)};
-  pending_.push_back(Pending{call.id, std::chrono::steady_clock::now() + call_timeout_, std::move(done)});
+  pending_.push_back(
+      Pending{call.id, std::move(tag), std::chrono::steady_clock::now() + call_timeout_, std::move(done)});
   arm_deadline();
   link_->send_call(call);
 }
@@ -150,7 +152,8 @@ void PageTools::expire() {
   arm_deadline();
 }
 
-asio::awaitable<PageAnswer> PageTools::request(PageCall::Kind kind, std::string name, std::string arguments_json) {
+asio::awaitable<PageAnswer> PageTools::request(PageCall::Kind kind, std::string name, std::string arguments_json,
+                                               std::string tag) {
   auto self = shared_from_this();
   struct Wait {
     explicit Wait(asio::any_io_executor ex) : wake(ex, asio::steady_timer::time_point::max()) {}
@@ -161,7 +164,7 @@ asio::awaitable<PageAnswer> PageTools::request(PageCall::Kind kind, std::string 
   start(kind, std::move(name), std::move(arguments_json), [wait](PageAnswer a) {
     wait->answer = std::move(a);
     wait->wake.cancel();
-  });
+  }, std::move(tag));
   if (!wait->answer) co_await wait->wake.async_wait(asio::as_tuple(asio::use_awaitable));
   co_return std::move(*wait->answer);
 }
@@ -172,6 +175,16 @@ void PageTools::answer(const std::string& id, PageAnswer a) {
   AnswerHandler done = std::move(it->done);
   pending_.erase(it);
   done(std::move(a));
+}
+
+bool PageTools::cancel(std::string_view tag) {
+  if (tag.empty()) return false;
+  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.tag == tag; });
+  if (it == pending_.end()) return false;
+  AnswerHandler done = std::move(it->done);
+  pending_.erase(it);
+  done(PageAnswer{PageAnswer::Status::cancelled, "The call was cancelled", {}});
+  return true;
 }
 
 void PageTools::end() {
@@ -185,11 +198,21 @@ void PageTools::end() {
   fail_all(PageAnswer{PageAnswer::Status::ended, "The session has ended", {}});
 }
 
+namespace {
+// The tag of the calls the in-process caller (the engine's own tool loop) waits on; one turn at a time.
+constexpr std::string_view kInProcess = "\x01in-process";
+}  // namespace
+
 asio::awaitable<ToolResult> PageTools::call(std::string name, std::string arguments_json) {
   auto self = shared_from_this();
   if (!has_tool(name)) co_return ToolResult{true, "Unknown tool: " + name};
-  auto a = co_await request(PageCall::Kind::tool, std::move(name), std::move(arguments_json));
+  auto a = co_await request(PageCall::Kind::tool, std::move(name), std::move(arguments_json), std::string(kInProcess));
   co_return ToolResult{a.status != PageAnswer::Status::answered, std::move(a.text)};
+}
+
+void PageTools::cancel_calls() {
+  while (cancel(kInProcess)) {
+  }
 }
 
 }  // namespace leuria::core

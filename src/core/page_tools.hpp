@@ -44,7 +44,7 @@ struct PageCall {
 };
 
 struct PageAnswer {
-  enum class Status { answered, failed, not_connected, timed_out, ended } status = Status::answered;
+  enum class Status { answered, failed, not_connected, timed_out, ended, cancelled } status = Status::answered;
   std::string text;   // answered: a string result as is, anything else as JSON text; failed: the page's error
   std::string json;   // answered: the result as JSON text (resources and prompts are structured)
 };
@@ -98,10 +98,18 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   // through the scheduler); from detach() or end(); when the call times out; or before start()
   // returns, when it fails at once (not connected, ended, too many waiting). `done` must not own
   // this object: it is kept here until it runs.
+  // `tag`: the caller's own name for the call, for cancel() (empty: none).
   using AnswerHandler = std::function<void(PageAnswer)>;
-  void start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done);
+  void start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done,
+             std::string tag = {});
+  // The caller gave up on the call tagged `tag` (an MCP client's notifications/cancelled, or its
+  // connection closed): it ends now, `cancelled`, and frees its place among the kMaxPendingCalls. The
+  // page, which has no cancel message, may still answer; that answer is dropped, as a late one is.
+  // False when no call waits under that tag.
+  bool cancel(std::string_view tag);
   // The same, awaited.
-  boost::asio::awaitable<PageAnswer> request(PageCall::Kind kind, std::string name, std::string arguments_json);
+  boost::asio::awaitable<PageAnswer> request(PageCall::Kind kind, std::string name, std::string arguments_json,
+                                             std::string tag = {});
   // The page answered call `id` (unknown ids are ignored: late answers to timed-out calls).
   void answer(const std::string& id, PageAnswer a);
   // The session ended: the channel closes and waiting calls fail.
@@ -110,10 +118,12 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   // ToolRegistry
   std::vector<ToolSpec> tools() const override;
   boost::asio::awaitable<ToolResult> call(std::string name, std::string arguments_json) override;
+  void cancel_calls() override;
 
  private:
   struct Pending {
     std::string id;
+    std::string tag;
     std::chrono::steady_clock::time_point deadline;
     AnswerHandler done;
   };

@@ -125,7 +125,7 @@ std::shared_ptr<Subscriber> Session::subscribe() {
   if (status_ == SessionStatus::running && replay_len_ > 0) {  // one chunk: the subscriber would merge them anyway
     Event chunk{EventKind::chunk};
     chunk.text = turn_text_.substr(0, replay_len_);
-    s->push(std::move(chunk));
+    s->push_replay(std::move(chunk));
   }
   subscribers_.push_back(s);
   return s;

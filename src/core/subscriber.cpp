@@ -34,7 +34,7 @@ void Subscriber::push(Event e, bool defer) {
   const bool merge = !empty() && (e.kind == EventKind::chunk || e.kind == EventKind::thought) &&
                      queue_.back().kind == e.kind;
   const std::size_t add = merge ? e.text.size() : cost(e);
-  if ((!merge && queue_.size() - head_ >= kMaxQueuedEvents) || bytes_ + add > kMaxQueuedBytes) {
+  if ((!merge && queue_.size() - head_ >= kMaxQueuedEvents) || bytes_ + add > kMaxQueuedBytes + replay_allowance_) {
     // Fallen behind: drop what is queued and end; the reader reconnects and gets the replay.
     clear();
     bytes_ = 0;
@@ -56,6 +56,13 @@ void Subscriber::push(Event e, bool defer) {
     return;
   }
   wake_.cancel();
+}
+
+void Subscriber::push_replay(Event e) {
+  if (ended_ || e.text.empty()) return;
+  replay_allowance_ = cost(e);
+  replay_at_ = queue_.size();  // appended, not merged: what comes before it is never text
+  push(std::move(e));
 }
 
 void Subscriber::deliver() {
@@ -131,6 +138,7 @@ std::optional<Event> Subscriber::take_text() {
 Event Subscriber::pop() {
   const bool was_full = full();
   Event e = std::move(queue_[head_++]);
+  if (replay_allowance_ && head_ > replay_at_) replay_allowance_ = 0;  // the replay is read
   if (empty()) {
     clear();
     bytes_ = 0;
@@ -139,6 +147,7 @@ Event Subscriber::pop() {
     // A reader that stays a little behind never empties the queue: read slots go once they are half.
     if (head_ >= 32 && head_ * 2 >= queue_.size()) {
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+      replay_at_ -= std::min(replay_at_, head_);
       head_ = 0;
     }
   }
@@ -154,6 +163,7 @@ void Subscriber::clear() {
   else
     queue_.clear();
   head_ = 0;
+  replay_allowance_ = 0;
 }
 
 }  // namespace leuria::core

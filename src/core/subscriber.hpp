@@ -64,6 +64,11 @@ class Subscriber {
   // Queues an event. After a final event the subscriber ends once it has been read. A deferred
   // text event (chunk, thought) doesn't wake a parked reader that has a direct writer: deliver() does.
   void push(Event e, bool defer = false);
+  // Queues a new reader's replay of the turn so far (Session::subscribe). It is a copy of text the
+  // session keeps anyway, up to its own bound (SessionLimits::replay_bytes), so it doesn't count
+  // toward the kMaxQueuedBytes a reader may fall behind: a replay as large as that bound would
+  // otherwise end the reader before its first read, on every reconnect until the turn ended.
+  void push_replay(Event e);
   // The end of what deferred pushes belong to: the direct writer writes what is queued, or the
   // reader is woken to write it.
   void deliver();
@@ -100,6 +105,9 @@ class Subscriber {
   std::vector<Event> queue_;
   std::size_t head_ = 0;
   std::size_t bytes_ = 0;
+  // The replay's cost, allowed beyond kMaxQueuedBytes until the replay (queue_[replay_at_]) is read.
+  std::size_t replay_allowance_ = 0;
+  std::size_t replay_at_ = 0;
   bool ended_ = false;  // no more events will be queued
   bool overflowed_ = false;
   // The waiter's wake-up: armed at the end of time and cancelled by push(), end() or the keep-alive.

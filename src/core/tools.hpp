@@ -25,6 +25,9 @@ class ToolRegistry {
   virtual ~ToolRegistry() = default;
   virtual std::vector<ToolSpec> tools() const = 0;
   virtual boost::asio::awaitable<ToolResult> call(std::string name, std::string arguments_json) = 0;
+  // The turn that is waiting in call() was cancelled: those calls end now, as errors, rather than
+  // when the page answers (a call may wait 10 minutes for the visitor).
+  virtual void cancel_calls() {}
 };
 
 // A session whose page declared no tools (and, until page tools exist, every session).

@@ -245,6 +245,64 @@ describe('model backend (OpenAI-compatible)', { timeout: 120000 }, () => {
     assert.ok(m2.content.some((p) => p.type === 'text' && p.text.includes('And this')));
   });
 
+  it('attachments: a model that refuses images gets their notes instead, for the rest of the session', async () => {
+    // LM Studio, Ollama and hosted APIs answer 400 when a model can't read images; none says so up front
+    // for every model, so the engine sends them until one is refused.
+    const hasImage = (body) => body.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'));
+    const srv = await server({
+      respond: (body) => (hasImage(body)
+        ? { status: 400, errorBody: { error: { message: 'Model does not support images. Please use a model that does.' } } }
+        : { text: `echo: ${JSON.stringify(body.messages.at(-1).content)}` }),
+    });
+    const eng = await llmEngine(srv.url, { kind: 'lmstudio' });
+    const png = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
+    const { api, id, stream } = await run(eng, {
+      prompt: 'Look',
+      attachments: [{ type: 'image', mimeType: 'image/png', data: png, name: 'mug.png' }],
+    });
+    const done = await waitEvent(eng, stream, 'turn_completed');
+    assert.ok(!stream.events.some((e) => e.event === 'failed'), JSON.stringify(stream.events));
+    const [first, second] = chats(srv);
+    assert.ok(hasImage(first.body), 'the image was tried first');
+    assert.ok(!hasImage(second.body), 'then the same request with its note');
+    const note = '[The visitor attached an image "mug.png" (image/png), but this AI can\'t read images.]';
+    assert.ok(second.body.messages.at(-1).content.some((p) => p.type === 'text' && p.text === note), JSON.stringify(second.body));
+    assert.ok(done.data.text.includes("can't read images"), done.data.text);
+    // the next turn's image goes as a note at once, and the first turn's stays a note in the history
+    assert.equal((await api.prompt(id, { prompt: 'And this', attachments: [{ type: 'image', mimeType: 'image/png', data: png }] })).status, 200);
+    await waitEvent(eng, stream, (e) => e.event === 'turn_completed' && e.data.text.includes('And this'));
+    assert.equal(chats(srv).length, 3, 'no second refusal');
+    const third = chats(srv)[2].body;
+    assert.ok(!hasImage(third), JSON.stringify(third));
+    assert.ok(JSON.stringify(third.messages.at(-1)).includes("(image/png), but this AI can't read images."), JSON.stringify(third));
+    // a 400 without images is a failed turn as before
+    const plain = await server({ script: [{ status: 400 }] });
+    const eng2 = await llmEngine(plain.url);
+    const r2 = await run(eng2, { prompt: 'Hi' });
+    assert.match((await r2.stream.waitFor('failed', 8000)).data, /HTTP 400/);
+    assert.equal(chats(plain).length, 1);
+  });
+
+  it('a stream opened during a turn past 8 MB gets the replay (the turn\'s first 8 MB), then live events', async () => {
+    // The replay is as large as a reader may fall behind; counted against that, it ended every stream
+    // opened during such a turn before its first event.
+    const piece = 'r'.repeat(64 * 1024);
+    const srv = await server({ respond: () => ({ text: piece.repeat(144), chunkSize: piece.length, stallAfter: 144 }) });
+    const eng = await llmEngine(srv.url);
+    const { api, id, stream } = await run(eng, { prompt: 'Long' });
+    assert.ok(await poll(() => chunks(stream).length >= 144 * piece.length, { timeoutMs: 20000 }), `read ${chunks(stream).length}`);
+    const late = await api.stream(id);
+    await late.waitFor('chunk', 10000);
+    assert.deepEqual(late.events.map((e) => e.event), ['webmcp_ready', 'chunk']);
+    assert.equal(late.events[1].data.length, 8 * 1024 * 1024, 'the replay stops at its bound');
+    assert.ok(!late.isEnded(), 'the stream stays open for the live events');
+    assert.equal((await api.cancelTurn(id)).status, 200);
+    const done = await late.waitFor('turn_completed', 10000);
+    assert.ok(done.data.text.startsWith(piece.repeat(64)), 'turn_completed repeats the first 4 MB');
+    assert.ok(done.data.text.length < 4 * 1024 * 1024 + 200, `${done.data.text.length}: and says it was cut`);
+    assert.ok(!late.isEnded(), 'and the session goes on');
+  });
+
   it('tool calls without page tools: tool_call events (mcp__webmcp__<name>, in_progress then failed), and the loop stops after maxTurns steps', async () => {
     const srv = await server({ respond: (body, i) => ({ text: i === 0 ? 'Let me look.' : '', toolCalls: [{ name: 'lookup', arguments: { query: `q${i}` } }] }) });
     const eng = await llmEngine(srv.url);

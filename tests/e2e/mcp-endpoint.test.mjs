@@ -477,6 +477,120 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     await client.close();
   });
 
+  it('cancellation: notifications/cancelled ends the call at once and frees its place among the 64; no reply on an event stream, -32800 in JSON; the page\'s late answer goes nowhere', async () => {
+    let release;
+    const held = new Promise((r) => (release = r));
+    const { eng, token, page } = await setup({
+      handler: async (m) => {
+        if (m.arguments.query.startsWith('hold')) await held;  // the visitor never decides
+        return `ok ${m.arguments.query}`;
+      },
+    });
+    // The SDK client (a real peer): 64 calls wait on the page, the 65th is refused, then every one is
+    // cancelled through its signal (the SDK sends notifications/cancelled) and a new call gets through.
+    const { client } = await sdkClient(eng, token);
+    const errors = [];
+    client.onerror = (e) => errors.push(String(e));
+    const aborts = [];
+    const waiting = [];
+    for (let i = 0; i < 64; i++) {
+      const ac = new AbortController();
+      aborts.push(ac);
+      waiting.push(client.callTool({ name: 'lookup', arguments: { query: `hold ${i}` } }, undefined, { signal: ac.signal }).then(
+        () => 'answered', (e) => (e.name === 'AbortError' || /abort|cancel/i.test(String(e)) ? 'cancelled' : String(e))));
+    }
+    assert.ok(await poll(() => page.calls.length === 64, { timeoutMs: 10000 }), `${page.calls.length} calls at the page`);
+    await rejectsWith(client.callTool({ name: 'lookup', arguments: { query: 'one too many' } }), -32000, 'Too many calls');
+    for (const ac of aborts) ac.abort();
+    assert.deepEqual(new Set(await Promise.all(waiting)), new Set(['cancelled']));
+    const fresh = await client.callTool({ name: 'lookup', arguments: { query: 'fresh' } }, undefined, { timeout: 5000 });
+    assert.equal(fresh.content[0].text, 'ok fresh');
+
+    // On the wire: a cancelled call's event stream ends with no message; a JSON answer says -32800.
+    const s = await mcpSession(eng, token);
+    const call = (id, query) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'lookup', arguments: { query } } });
+    const cancel = (requestId) => mcpPost(eng, token, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'user' } }, { headers: s.headers });
+    const sse = mcpPost(eng, token, call('sse-1', 'hold sse'), { headers: s.headers, accept: 'application/json, text/event-stream' });
+    const json = mcpPost(eng, token, call(77, 'hold json'), { headers: s.headers, accept: 'application/json' });
+    assert.ok(await poll(() => page.calls.length === 67, { timeoutMs: 5000 }), `${page.calls.length} calls at the page`);
+    // another MCP session's cancel for the same id ends nothing
+    assert.equal((await mcpPost(eng, token, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77 } },
+      { headers: { ...s.headers, 'Mcp-Session-Id': 'another' } })).status, 202);
+    assert.equal((await cancel('sse-1')).status, 202);
+    assert.equal((await cancel(77)).status, 202);
+    const [sseAnswer, jsonAnswer] = await Promise.all([sse, json]);
+    assert.equal(sseAnswer.status, 200);
+    assert.ok(!/data:/.test(sseAnswer.body), `no message: ${JSON.stringify(sseAnswer.body)}`);
+    assert.deepEqual(JSON.parse(jsonAnswer.body), { jsonrpc: '2.0', id: 77, error: { code: -32800, message: 'The call was cancelled' } });
+
+    // The page answers them all, late: nothing reaches anyone, and the endpoint goes on.
+    release();
+    await sleep(200);
+    const after = await client.callTool({ name: 'lookup', arguments: { query: 'after' } }, undefined, { timeout: 5000 });
+    assert.equal(after.content[0].text, 'ok after');
+    assert.deepEqual(errors.filter((e) => /unknown message ID/i.test(e)), [], 'no reply came for a cancelled call');
+  });
+
+  it('cancellation: a client whose connection closes while its call waits frees the call\'s place', async () => {
+    const { eng, token, page } = await setup({
+      timings: { mcpKeepAliveMs: 100 },
+      handler: async (m) => (m.arguments.query === 'hold' ? new Promise(() => {}) : `ok ${m.arguments.query}`),
+    });
+    const socks = [];
+    for (let i = 0; i < 64; i++) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'lookup', arguments: { query: 'hold' } } });
+      const sock = net.connect(eng.port, '127.0.0.1');
+      sock.on('error', () => {});
+      await new Promise((r) => sock.once('connect', r));
+      sock.write(`POST /webmcp/mcp HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nAuthorization: Bearer ${token}\r\n` +
+        `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socks.push(sock);
+    }
+    assert.ok(await poll(() => page.calls.length === 64, { timeoutMs: 10000 }), `${page.calls.length} calls at the page`);
+    const full = await mcpPost(eng, token, { jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'lookup', arguments: { query: 'x' } } });
+    assert.match(full.rpc?.error?.message ?? '', /Too many calls/);
+    for (const sock of socks) sock.destroy();
+    // Each is noticed at its next keep-alive, which fails to write.
+    const freed = await poll(async () => {
+      const r = await mcpPost(eng, token, { jsonrpc: '2.0', id: 'y', method: 'tools/call', params: { name: 'lookup', arguments: { query: 'y' } } });
+      return r.rpc?.result?.content?.[0]?.text === 'ok y';
+    }, { timeoutMs: 10000, intervalMs: 200 });
+    assert.ok(freed, 'the places of the calls whose clients left were freed');
+  });
+
+  it('leuria mcp-stdio: a call the agent cancels ends at the page\'s queue, and gets no made-up reply', async () => {
+    const { eng, token, page } = await setup({
+      handler: async (m) => (m.arguments.query === 'hold' ? new Promise(() => {}) : `ok ${m.arguments.query}`),
+    });
+    const transport = new StdioClientTransport({
+      command: BIN, args: ['mcp-stdio', mcpUrl(eng)], env: cleanEnv({ LEURIA_MCP_TOKEN: token }), stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr.on('data', (d) => (stderr += d));
+    const client = new Client({ name: 'stdio-e2e', version: '1.0.0' });
+    const errors = [];
+    client.onerror = (e) => errors.push(String(e));
+    await client.connect(transport);
+    clients.push(client);
+    const aborts = [];
+    const waiting = [];
+    for (let i = 0; i < 64; i++) {
+      const ac = new AbortController();
+      aborts.push(ac);
+      waiting.push(client.callTool({ name: 'lookup', arguments: { query: 'hold' } }, undefined, { signal: ac.signal }).catch(() => 'cancelled'));
+    }
+    assert.ok(await poll(() => page.calls.length === 64, { timeoutMs: 10000 }), `${page.calls.length} calls at the page`);
+    for (const ac of aborts) ac.abort();
+    await Promise.all(waiting);
+    // the engine freed their places: a new call is answered, not refused as the 65th
+    const fresh = await client.callTool({ name: 'lookup', arguments: { query: 'fresh' } }, undefined, { timeout: 5000 });
+    assert.equal(fresh.content[0].text, 'ok fresh');
+    await sleep(200);
+    assert.deepEqual(errors.filter((e) => /unknown message ID/i.test(e)), [], 'no reply was made up for a cancelled call');
+    assert.ok(!/held no reply/.test(stderr), stderr);
+    await client.close();
+  });
+
   it('leuria mcp-stdio: a wrong token surfaces as an error to the client, not a hang', async () => {
     const { eng } = await setup();
     const transport = new StdioClientTransport({

@@ -131,6 +131,27 @@ describe('sessions', { timeout: 120000 }, () => {
       const r = await api.prepare({ prompt: 'x', attachments });
       assertError(r, 400);
     }
+    // an image's data is standard base64, padded; a data: URL is named as what it is
+    const image = (data) => [{ type: 'image', mimeType: 'image/png', data }];
+    const dataUrl = await api.prepare({ prompt: 'x', attachments: image('data:image/png;base64,iVBORw0KGgo=') });
+    assertError(dataUrl, 400);
+    assert.match(dataUrl.json.error, /^attachments\[0\]: send the image's base64 alone/);
+    for (const data of ['iVBORw0KGgo', 'iVBOR w0KGgo=', 'iVBO\nRw0KGgo=', 'iV=ORw0KGgo=', 'iVBORw0KG===', 'iVBORw0_Gg-=', 'é']) {
+      const r = await api.prepare({ prompt: 'x', attachments: image(data) });
+      assertError(r, 400);
+      assert.match(r.json.error, /not base64/, JSON.stringify(data));
+    }
+    for (const data of ['AAAA', 'iVBORw0KGgo=', 'iVBORw0KGg==', '+/+/']) {
+      const r = await api.prepare({ prompt: 'x', attachments: image(data) });
+      assert.equal(r.status, 201, `${data}: ${r.body}`);
+      await api.cancel(r.json.sessionId);
+    }
+    // attachments go with a prompt: without one they would be lost
+    const alone = await api.prepare({ attachments: [txt] });
+    assertError(alone, 400, { error: 'attachments need a prompt: send them with it' });
+    const none = await api.prepare({ attachments: [] });
+    assert.equal(none.status, 201, none.body);
+    await api.cancel(none.json.sessionId);
 
     // maxTurns is clamped to 1..50, not refused
     for (const maxTurns of [0, -3, 1, 50, 51, 1000]) {

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
-  startEngine, startFakeEngine, stopAll, makeHome, sleep, pageSession, mcpUrl, BIN,
+  startEngine, startFakeEngine, stopAll, makeHome, sleep, poll, pageSession, mcpUrl, BIN,
 } from './helpers.mjs';
 import { startOpenAiServer } from '../fakes/openai-server.mjs';
 import { startGeminiServer } from '../fakes/gemini-server.mjs';
@@ -197,6 +197,35 @@ describe('whole turns with a page tool call', { timeout: 300000 }, () => {
     assert.match(tc.data.text, /^Saw: .*The catalog is offline\./, tc.data.text);
     const statuses = events(stream, 'tool_call').filter((c) => c.toolName === 'mcp__webmcp__lookup').map((c) => c.status);
     assert.equal(statuses.at(-1), 'failed', JSON.stringify(statuses));
+  });
+
+  it('(b) the model backend: cancel-turn while a page tool call waits ends the turn at once; the next prompt works', async () => {
+    const srv = await startOpenAiServer({
+      respond: (body) => {
+        const toolMsg = body.messages.find((m) => m.role === 'tool');
+        if (toolMsg) return { text: `The page said: ${toolMsg.content}` };
+        return { toolCalls: [{ name: 'lookup', arguments: { query: 'mug' } }] };
+      },
+    });
+    cleanups.push(() => srv.close());
+    const eng = await startEngine({
+      files: { 'config.json': { agent: 'llm:fake' }, 'providers.json': { providers: [{ id: 'fake', kind: 'openai', name: 'Fake', baseUrl: srv.url }] } },
+    });
+    let calls = 0;
+    // The first call waits for a visitor who never decides (a call may wait 10 minutes); later ones answer.
+    const handler = () => (++calls === 1 ? new Promise(() => {}) : ANSWER);
+    const { api, sid, page, stream } = await pageSession(eng, { prompt: 'Find a mug', tools: [LOOKUP], handler });
+    await stream.waitFor((e) => e.event === 'tool_call' && e.data.status === 'in_progress', 10000);
+    assert.ok(await poll(() => page.calls.length === 1, { timeoutMs: 5000 }));
+    const asked = Date.now();
+    assert.equal((await api.cancelTurn(sid)).status, 200);
+    assert.ok(await poll(async () => (await api.get(sid)).json?.status === 'idle', { timeoutMs: 5000, intervalMs: 50 }),
+      `still ${(await api.get(sid)).json?.status}`);
+    assert.ok(Date.now() - asked < 5000);
+    assert.equal((await api.prompt(sid, { prompt: 'Find a mug again' })).status, 200);
+    const tc = await stream.waitFor((e) => e.event === 'turn_completed' && e.data.text.includes('The page said'), 15000);
+    assert.equal(tc.data.text, `The page said: ${ANSWER}`);
+    assert.equal(page.calls.length, 2);
   });
 
   /** A real agent through the engine with a scripted model API that calls the page's tool. */

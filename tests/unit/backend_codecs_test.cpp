@@ -63,6 +63,26 @@ TEST(LlmCodec, RequestsAndMessages) {
   EXPECT_EQ(llm::error_message(R"({"error":{"message":"model not found"}})"), "model not found");
 }
 
+// A model that refuses images: every image part in the conversation becomes its note, in order; the
+// rest of each message stays as it was.
+TEST(LlmCodec, ImagesBecomeTheirNotes) {
+  json::array messages{
+      llm::user_message({{core::PromptBlock::Type::text, "one", {}, {}},
+                         {core::PromptBlock::Type::image, "note a", "image/png", "AAAA"},
+                         {core::PromptBlock::Type::image, "note b", "image/jpeg", "BBBB"}}),
+      llm::assistant_message("seen", {}),
+      llm::user_message({{core::PromptBlock::Type::text, "two", {}, {}},
+                         {core::PromptBlock::Type::image, "note c", "image/png", "CCCC"}})};
+  llm::images_to_notes(messages, {"note a", "note b"});
+  EXPECT_EQ(messages[0].at("content"), json::parse(R"([{"type":"text","text":"one"},{"type":"text","text":"note a"},
+                                                      {"type":"text","text":"note b"}])"));
+  EXPECT_EQ(messages[1].at("content"), "seen");
+  EXPECT_EQ(messages[2].at("content").at(0).at("text"), "two");
+  EXPECT_EQ(messages[2].at("content").at(1).at("type"), "text");  // the list ran short: a plain note
+  EXPECT_NE(messages[2].at("content").at(1).at("text").as_string().find("can't read"), json::string::npos);
+  EXPECT_EQ(llm::request_body("m", messages, {}, false).find("image_url"), std::string::npos);
+}
+
 // The body is written member by member (no object holding a copy of the conversation): the same
 // text a serialized object gave, escapes included, with and without tools.
 TEST(LlmCodec, RequestBodyIsTheObjectsText) {

@@ -180,3 +180,20 @@ TEST(GrantsStore, ASitesOwnAiChangeEndsItsSessions) {
   EXPECT_EQ(book.find("https://a.example")->agent, "gemini");
   EXPECT_EQ(book.find("https://a.example")->model, "pro");
 }
+
+// Pairing one site loads the file, and with it what another writer changed for another site: that
+// site's sessions end then, since the file watcher's reload that follows finds nothing new.
+TEST(GrantsStore, AnotherSitesChangeTakenInByAPairingStillEndsItsSessions) {
+  Fixture f;
+  core::GrantBook book(f.file, 60s);
+  ASSERT_TRUE(book.issue("https://b.example", std::nullopt, {}));
+  std::vector<std::string> ended;
+  book.on_revoked([&](const std::string& o) { ended.push_back(o); });
+  store::GrantsFile other(f.home.dir, [](const std::string&) {});
+  EXPECT_TRUE(other.set_site_ai("https://b.example", "gemini", std::nullopt));
+  ASSERT_TRUE(book.issue("https://a.example", std::nullopt, {}));  // a new site: nothing of its own to end
+  EXPECT_EQ(ended, std::vector<std::string>{"https://b.example"});
+  EXPECT_EQ(book.find("https://b.example")->agent, "gemini");
+  book.reload();
+  EXPECT_EQ(ended, std::vector<std::string>{"https://b.example"});
+}

@@ -211,3 +211,30 @@ TEST(BridgeReply, ARefusalAsAnEventStreamIsReadAsOne) {
   ASSERT_EQ(r.lines.size(), 1u);
   EXPECT_EQ(parsed(r.lines[0]).at("error").at("code"), -32603);
 }
+
+// MCP has no reply to a cancelled request: when the engine's answer to one ends with none, the bridge
+// makes none up (an error for an id the agent dropped would only be noise) and says nothing on stderr.
+TEST(BridgeReply, ACancelledRequestThatGotNoReplyGetsNoneFromTheBridge) {
+  const std::string call = R"({"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"x"}})";
+  std::vector<std::string> asked;
+  std::function<bool(const std::string&)> cancelled = [&](const std::string& id) {
+    asked.push_back(id);
+    return id == R"("c-1")";
+  };
+  auto r = app::bridge_reply(call, answered(200, kSse), "", cancelled);
+  EXPECT_TRUE(r.lines.empty());
+  EXPECT_FALSE(r.trouble);
+  EXPECT_EQ(asked, std::vector<std::string>{R"("c-1")"});
+  // Not cancelled: the error as before. Answered anyway: the answer, and the question never asked.
+  asked.clear();
+  EXPECT_EQ(app::bridge_reply(kPing, answered(200, kSse), "", cancelled).lines.size(), 1u);
+  EXPECT_EQ(app::bridge_reply(kPing, answered(200, kSse), event(kPong), cancelled).lines, std::vector<std::string>{kPong});
+  EXPECT_EQ(asked, std::vector<std::string>{"7"});
+  // An answer that broke off is not the engine ending a cancelled call: the agent hears of it.
+  auto broke = app::bridge_reply(call, failed(http::Failure::broke_off, "reset", 200), "", cancelled);
+  EXPECT_EQ(broke.lines.size(), 1u);
+  EXPECT_EQ(app::cancelled_request_id(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c-1"}})"),
+            R"("c-1")");
+  EXPECT_FALSE(app::cancelled_request_id(call));
+  EXPECT_FALSE(app::cancelled_request_id("not json"));
+}

@@ -91,4 +91,17 @@ TEST(McpCodec, AMessagesKindIsReadFromItsMembers) {
   EXPECT_EQ(kind(R"({"jsonrpc":"2.0","result":{}})"), K::invalid);  // a result with no id answers nothing
 }
 
+TEST(McpCodec, ACancellationNamesItsRequestsId) {
+  auto named = [](const char* text) { return mcp_server::cancelled_request(json::parse(text).as_object()); };
+  EXPECT_EQ(named(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}})"), "7");
+  EXPECT_EQ(named(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a\"b"}})"), R"("a\"b")");
+  EXPECT_FALSE(named(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{}})"));
+  EXPECT_FALSE(named(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null}})"));
+  EXPECT_FALSE(named(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":[7]})"));
+  EXPECT_FALSE(named(R"({"jsonrpc":"2.0","id":1,"method":"notifications/cancelled","params":{"requestId":7}})"));
+  EXPECT_FALSE(named(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"requestId":7}})"));
+  EXPECT_EQ(mcp_server::call_tag("s1", "7"), "s1\n7");
+  EXPECT_NE(mcp_server::call_tag("s1", "7"), mcp_server::call_tag("s2", "7"));
+}
+
 }  // namespace

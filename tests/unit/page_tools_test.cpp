@@ -99,9 +99,11 @@ TEST(PageTools, ADroppedSocketFailsItsCallsAndANewOneReplacesTheOld) {
 
 namespace {
 // Starts a call whose handler records its answers (it must run once).
-std::shared_ptr<std::vector<core::PageAnswer>> start(core::PageTools& tools, std::string name = "lookup") {
+std::shared_ptr<std::vector<core::PageAnswer>> start(core::PageTools& tools, std::string name = "lookup",
+                                                     std::string tag = {}) {
   auto got = std::make_shared<std::vector<core::PageAnswer>>();
-  tools.start(core::PageCall::Kind::tool, std::move(name), "{}", [got](core::PageAnswer a) { got->push_back(a); });
+  tools.start(core::PageCall::Kind::tool, std::move(name), "{}", [got](core::PageAnswer a) { got->push_back(a); },
+              std::move(tag));
   return got;
 }
 }  // namespace
@@ -173,6 +175,49 @@ TEST(PageTools, AtMost64CallsWaitAndTheSessionsEndFailsThemAtOnce) {
   auto after = start(*f.tools);
   ASSERT_EQ(after->size(), 1u);
   EXPECT_EQ((*after)[0].status, core::PageAnswer::Status::ended);
+}
+
+// A caller that gives up on a call (an MCP client's cancel, or its connection gone) ends it at once and
+// frees its place among the 64; the page's late answer is dropped, as a timed-out call's is.
+TEST(PageTools, ACancelledCallEndsAtOnceAndFreesItsPlace) {
+  Fixture f;
+  auto link = std::make_shared<Link>();
+  f.tools->attach(link);
+  std::vector<std::shared_ptr<std::vector<core::PageAnswer>>> waiting;
+  for (std::size_t i = 0; i < core::kMaxPendingCalls; ++i)
+    waiting.push_back(start(*f.tools, "lookup", "agent\n" + std::to_string(i)));
+  EXPECT_EQ((*start(*f.tools))[0].text, "Too many calls are waiting for the page");
+  EXPECT_FALSE(f.tools->cancel("agent\n999"));
+  EXPECT_FALSE(f.tools->cancel(""));  // an untagged call is never cancelled by tag
+  EXPECT_TRUE(f.tools->cancel("agent\n7"));
+  ASSERT_EQ(waiting[7]->size(), 1u);
+  EXPECT_EQ((*waiting[7])[0].status, core::PageAnswer::Status::cancelled);
+  EXPECT_FALSE(f.tools->cancel("agent\n7"));  // once
+  auto next = start(*f.tools);
+  EXPECT_TRUE(next->empty()) << "the freed place is taken";
+  f.tools->answer(link->calls[7].id, {core::PageAnswer::Status::answered, "late", "\"late\""});
+  EXPECT_EQ(waiting[7]->size(), 1u);  // the late answer went nowhere
+  f.tools->answer(link->calls[8].id, {core::PageAnswer::Status::answered, "ok", "\"ok\""});
+  ASSERT_EQ(waiting[8]->size(), 1u);
+  EXPECT_EQ((*waiting[8])[0].status, core::PageAnswer::Status::answered);
+}
+
+// A cancelled turn of the engine's own tool loop ends the page calls it waits on, and only those.
+TEST(PageTools, CancelCallsEndsTheInProcessCallsOnly) {
+  Fixture f;
+  auto link = std::make_shared<Link>();
+  f.tools->attach(link);
+  ASSERT_TRUE(f.tools->add_tool({"lookup", "", "{}"}, ""));
+  auto agents = start(*f.tools, "lookup", "\n1");
+  auto slot = f.call("lookup");
+  ASSERT_EQ(link->calls.size(), 2u);
+  f.tools->cancel_calls();
+  f.ioc.restart();
+  f.ioc.poll();
+  ASSERT_TRUE(*slot);
+  EXPECT_TRUE((*slot)->is_error);
+  EXPECT_EQ((*slot)->text, "The call was cancelled");
+  EXPECT_TRUE(agents->empty()) << "an MCP client's call is its own to cancel";
 }
 
 TEST(WebMcpCodec, RegisterAcceptsTheBlobOrTheInnerToken) {

@@ -538,6 +538,7 @@ TEST(Attachments, ImagesOrANoteAndTextFilesWrapped) {
   auto with = core::build_prompt("look", a, true);
   ASSERT_EQ(with.size(), 3u);
   EXPECT_EQ(with[1].type, core::PromptBlock::Type::image);
+  EXPECT_NE(with[1].text.find("can't read images"), std::string::npos);  // for an AI that turns out not to
   EXPECT_EQ(with[2].text, "<file name=\"notes &quot;v2&quot;.txt\">hello</file>");
   auto without = core::build_prompt("look", a, false);
   EXPECT_EQ(without[1].type, core::PromptBlock::Type::text);
@@ -577,6 +578,38 @@ TEST(Session, TheReplayIsTheTurnsTextAndIsFreedAfterTheTurn) {
   EXPECT_EQ(s->status(), core::SessionStatus::idle);
   auto idle = s->subscribe();
   EXPECT_EQ(f.drain(*idle), (std::vector<K>{K::webmcp_ready, K::turn_completed, K::ready}));
+}
+
+// A replay as large as its bound (8 MB, as large as a reader may fall behind) is the session's own
+// text: a new reader gets it, and may still fall the usual 8 MB behind while it reads it. Counted
+// against those 8 MB, it ended every reader that came during the turn before its first read.
+TEST(Session, AReplayAsLargeAsItsBoundStillReachesANewReader) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) { b.delay = 1h; };
+  auto s = f.prepare("hello");
+  s->approve();
+  f.run(30ms);  // the turn is running
+  const std::string piece(64 * 1024, 'x');
+  const int to_bound = static_cast<int>(f.limits.replay_bytes / piece.size());
+  for (int i = 0; i < to_bound + 8; ++i) s->on_chunk(piece);  // the replay stops at its bound
+  auto late = s->subscribe();
+  EXPECT_FALSE(late->overflowed());
+  // Live text after the replay: up to the usual 8 MB behind, on top of the replay.
+  for (int i = 0; i < 64; ++i) s->on_chunk(piece);
+  EXPECT_FALSE(late->overflowed());
+  std::size_t text = 0;
+  std::vector<K> kinds;
+  for (const auto& e : f.drain_events(*late)) {
+    if (kinds.empty() || kinds.back() != e.kind) kinds.push_back(e.kind);
+    if (e.kind == K::chunk) text += e.text.size();
+  }
+  EXPECT_EQ(kinds, (std::vector<K>{K::webmcp_ready, K::chunk}));
+  EXPECT_GE(text, f.limits.replay_bytes + 64 * piece.size());
+  // Once the replay is read, the allowance is gone: 8 MB more unread ends the reader as before.
+  for (int i = 0; i < 129; ++i) s->on_chunk(piece);
+  EXPECT_TRUE(late->overflowed());
+  s->end(core::SessionStatus::cancelled);
+  f.run(50ms);
 }
 
 // A session whose AI sends 200 chunks of 8 KB, each after room(), to a reader that reads none; run

@@ -51,6 +51,21 @@ json::object tool_message(const std::string& call_id, const std::string& content
   return {{"role", "tool"}, {"tool_call_id", call_id}, {"content", content}};
 }
 
+void images_to_notes(json::array& messages, const std::vector<std::string>& notes) {
+  std::size_t next = 0;
+  for (auto& m : messages) {
+    auto* content = m.is_object() ? m.as_object().if_contains("content") : nullptr;
+    if (!content || !content->is_array()) continue;
+    for (auto& part : content->as_array()) {
+      const auto* type = part.is_object() ? part.as_object().if_contains("type") : nullptr;
+      if (!type || *type != "image_url") continue;
+      std::string note = next < notes.size() ? notes[next] : "[An image this AI can't read.]";
+      ++next;
+      part = json::object{{"type", "text"}, {"text", std::move(note)}};
+    }
+  }
+}
+
 std::string request_body(const std::string& model, const json::array& messages,
                          const std::vector<core::ToolSpec>& tools, bool forbid_tools) {
   // Written member by member: an object holding the conversation copied every message of it, once

@@ -41,6 +41,9 @@ boost::json::object system_message(const std::string& text);
 boost::json::object user_message(const std::vector<core::PromptBlock>& blocks);
 boost::json::object assistant_message(const std::string& text, const std::vector<ToolCall>& calls);
 boost::json::object tool_message(const std::string& call_id, const std::string& content);
+// Each image part of the conversation's user messages becomes a text part with its note: `notes` in
+// the order the images were sent (one the list runs short of gets a plain one).
+void images_to_notes(boost::json::array& messages, const std::vector<std::string>& notes);
 
 std::string request_body(const std::string& model, const boost::json::array& messages,
                          const std::vector<core::ToolSpec>& tools, bool forbid_tools);

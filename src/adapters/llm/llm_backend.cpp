@@ -1,5 +1,7 @@
 #include "adapters/llm/llm_backend.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <map>
 
 #include "adapters/llm/codec.hpp"
@@ -40,7 +42,14 @@ struct LlmBackend::Step {
   std::optional<std::string> stream_error;  // the server said so in the stream
   std::optional<std::string> too_big;       // why the answer was cut off
   std::map<int, ToolCall> calls;
+  unsigned status = 0;        // the answer's HTTP status
 };
+
+namespace {
+// An answer that can mean "not with images": a malformed request, one too large, a type not taken.
+// Not authentication, a missing model or address, rate limits or the server's own failures.
+bool may_refuse_images(unsigned status) { return status == 400 || status == 413 || status == 415 || status == 422; }
+}  // namespace
 
 LlmBackend::LlmBackend(asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
                        core::BackendSink& sink, std::shared_ptr<core::ToolRegistry> tools,
@@ -69,8 +78,15 @@ std::vector<http::Header> LlmBackend::auth_headers() const {
 
 std::string LlmBackend::display() const { return provider_.name.empty() ? provider_.id : provider_.name; }
 
-// Local servers say nothing about vision; hosted OpenAI-compatible APIs take image parts.
-bool LlmBackend::accepts_images() const { return provider_.kind == "openai"; }
+bool LlmBackend::accepts_images() const { return images_ok_; }
+
+bool LlmBackend::drop_images() {
+  if (image_notes_.empty()) return false;
+  images_ok_ = false;
+  images_to_notes(messages_, image_notes_);
+  image_notes_.clear();
+  return true;
+}
 
 asio::awaitable<boost::system::result<void, std::string>> LlmBackend::start(core::BackendConfig config) {
   auto self = shared_from_this();
@@ -170,6 +186,7 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
   };
   auto res = co_await http::fetch(ex_, std::move(req), on_data, abort_);
   abort_.reset();
+  step.status = res.status;
   if (cancelled_ || shut_down_) co_return std::nullopt;
   if (step.stream_error) co_return display() + " reported an error: " + core::valid_utf8(*step.stream_error, 500);
   if (step.too_big) co_return *step.too_big;
@@ -200,12 +217,21 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
     return outcome;
   };
   messages_.push_back(user_message(blocks));
+  for (const auto& b : blocks)
+    if (b.type == core::PromptBlock::Type::image) image_notes_.push_back(b.text);
   const int steps = std::max(1, config_.max_turns);
   for (int i = 1; i <= steps; ++i) {
     Step step;
     // The last step may only answer in words, so a turn always ends with text.
     auto error = co_await stream_step(i == steps, step);
     if (cancelled_ || shut_down_) co_return abandon({core::TurnOutcome::End::cancelled, {}});
+    if (error && may_refuse_images(step.status) && !step.any_chunk && drop_images()) {
+      // The same step again with the images' notes: the model may not read images at all.
+      spdlog::info("event=llm.images_refused session={} provider={} status={}", config_.session_id, provider_.id,
+                   step.status);
+      --i;
+      continue;
+    }
     if (error) {
       if (recent_) recent_->forget(server_key());
       co_return abandon({core::TurnOutcome::End::failed, *error});
@@ -238,6 +264,7 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
 void LlmBackend::cancel_turn() {
   cancelled_ = true;
   if (abort_) abort_->abort();
+  tools_->cancel_calls();  // a page tool call the turn waits on ends now
 }
 
 void LlmBackend::shutdown() {

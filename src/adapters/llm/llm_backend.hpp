@@ -55,6 +55,9 @@ class LlmBackend final : public core::AgentBackend, public std::enable_shared_fr
   std::vector<http::Header> auth_headers() const;
   std::string display() const;
   std::string server_key() const;
+  // The model refused a request with images in it: they become their notes, in the conversation
+  // and for the rest of the session. False when there were none to drop.
+  bool drop_images();
 
   // First, on one line: what every streamed read asks (bench scenario 7: with 1,000 streams the
   // backend is cold at each read, and these sat 600 bytes apart).
@@ -72,6 +75,12 @@ class LlmBackend final : public core::AgentBackend, public std::enable_shared_fr
   core::BackendConfig config_;
   boost::json::array messages_;  // the conversation so far
   std::shared_ptr<http::Abort> abort_;
+  // Whether the model reads images. No server says so for every model (Ollama, LM Studio and hosted
+  // APIs each have their own way, if any), so images are sent until the server refuses a request
+  // that carries them; then each image in the conversation becomes its note, in the order of
+  // `image_notes_`, and the session sends notes from then on.
+  bool images_ok_ = true;
+  std::vector<std::string> image_notes_;
 };
 
 }  // namespace leuria::llm

@@ -192,4 +192,20 @@ json::value list_changed_notification() {
   return json::object{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}};
 }
 
+std::optional<std::string> cancelled_request(const json::object& message) {
+  const json::value* method = message.if_contains("method");
+  if (!method || *method != "notifications/cancelled" || message.contains("id")) return std::nullopt;
+  const json::value* params = message.if_contains("params");
+  const json::value* id = params && params->is_object() ? params->as_object().if_contains("requestId") : nullptr;
+  if (!id || !(id->is_string() || id->is_number())) return std::nullopt;
+  return json::serialize(*id);
+}
+
+std::string call_tag(std::string_view mcp_session, std::string_view id_json) {
+  std::string tag(mcp_session);
+  tag += '\n';  // never in a header's value
+  tag += id_json;
+  return tag;
+}
+
 }  // namespace leuria::mcp_server

@@ -48,4 +48,11 @@ std::string prompt_result(const core::PageAnswer& a);
 
 boost::json::value list_changed_notification();
 
+// The id, as JSON text, of the request a notifications/cancelled names (a string or a number); nothing
+// for any other message.
+std::optional<std::string> cancelled_request(const boost::json::object& message);
+// A client's name for one of its calls, unique among the session's calls: its MCP session (the
+// Mcp-Session-Id it sends, empty for none) and the request's id as JSON text.
+std::string call_tag(std::string_view mcp_session, std::string_view id_json);
+
 }  // namespace leuria::mcp_server

@@ -59,6 +59,7 @@ http::Response rpc_error(unsigned status, const json::value& id, int code, std::
 
 constexpr int kNotConnected = -32001;
 constexpr int kPageError = -32000;
+constexpr int kCancelled = -32800;  // a JSON answer must hold something; an event stream ends with none
 
 bool accepts_sse(const http::Request& req) {
   auto accept = req.header("accept");
@@ -68,6 +69,7 @@ bool accepts_sse(const http::Request& req) {
 // The JSON-RPC answer to a call, from the page's answer. `id` is the request's id as JSON text.
 std::string answer_text(core::PageCall::Kind kind, const std::string& name, const std::string& id,
                         const core::PageAnswer& a) {
+  if (a.status == core::PageAnswer::Status::cancelled) return rpc_error_text(id, kCancelled, a.text);
   if (a.status != core::PageAnswer::Status::answered)
     return rpc_error_text(id, a.status == core::PageAnswer::Status::not_connected ? kNotConnected : kPageError, a.text);
   if (kind == core::PageCall::Kind::tool) return rpc_result_text(id, tool_result(a));
@@ -91,6 +93,15 @@ struct CallState {
 // reactor (bench scenario 4); the coroutine now only finishes the request.
 void on_answer(CallState& state, core::PageCall::Kind kind, const std::string& name, const std::string& id, bool sse,
                const core::PageAnswer& a) {
+  // MCP: no response to a cancelled request. An event stream ends without one; a JSON answer, already
+  // begun, needs a body, so it says why (the client has dropped the id and ignores it).
+  if (sse && a.status == core::PageAnswer::Status::cancelled) {
+    state.body.clear();
+    state.answered = true;
+    if (state.writer) state.sent = state.writer->write_last_now(state.body);
+    state.signal.cancel();
+    return;
+  }
   std::string text = answer_text(kind, name, id, a);
   if (sse) {
     state.body.reserve(text.size() + 24);
@@ -108,8 +119,8 @@ void on_answer(CallState& state, core::PageCall::Kind kind, const std::string& n
 // Asks the page and answers the request, writing a keep-alive every `every` meanwhile so clients and
 // proxies don't give up on a call the visitor is still answering in the page.
 asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::PageTools> page,
-                                    core::PageCall::Kind kind, NamedCall call, std::string id, bool sse,
-                                    std::chrono::milliseconds every) {
+                                    core::PageCall::Kind kind, NamedCall call, std::string id, std::string tag,
+                                    bool sse, std::chrono::milliseconds every) {
   auto state = std::make_shared<CallState>(co_await asio::this_coro::executor);
   state->writer = &w;
   struct Release {  // the writer is this coroutine's caller's: never used once it returns
@@ -120,7 +131,8 @@ asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::P
   page->start(kind, call.name, std::move(call.arguments_json),
               [state, kind, name = call.name, id, sse](core::PageAnswer a) {
                 on_answer(*state, kind, name, id, sse, a);
-              });
+              },
+              tag);
   // No ?: with temporaries in a coroutine (GCC 12 destroys them twice).
   std::string beat = "\n";
   if (sse) beat = ":\n\n";
@@ -130,7 +142,10 @@ asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::P
     if (state->answered) break;
     // A co_await never goes inside && or ?: here: GCC 12 miscompiles it.
     const bool written = co_await w.write(beat);
-    if (!written) co_return;  // the client went away
+    if (!written) {  // the client went away: its call leaves the page's queue
+      page->cancel(tag);
+      co_return;
+    }
   }
   if (state->sent) {
     co_await w.flush();
@@ -199,6 +214,8 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
   const auto& o = msg.as_object();
   const json::value id = o.contains("id") ? o.at("id") : json::value(nullptr);
   const MessageKind shape = message_kind(o);
+  if (auto cancelled = cancelled_request(o))  // the call ends now (MCP: the client ignores any answer)
+    session->page_tools().cancel(call_tag(req.header("mcp-session-id").value_or(""), *cancelled));
   if (shape == MessageKind::response || shape == MessageKind::notification) {  // accepted, nothing to say
     http::Response r;
     r.status = 202;
@@ -252,9 +269,9 @@ http::Response McpEndpoint::call(http::Request& req, core::Session& session, cor
   auto page = tools.shared_from_this();
   // Named coroutines with their arguments copied into their frames: GCC 12 mishandles lambda
   // coroutines that capture.
-  r.stream = [page, kind, call = std::move(call), id = std::move(id_json), sse, every = keep_alive_](http::BodyWriter& w) {
-    return stream_answer(w, page, kind, call, id, sse, every);
-  };
+  std::string tag = call_tag(req.header("mcp-session-id").value_or(""), id_json);
+  r.stream = [page, kind, call = std::move(call), id = std::move(id_json), tag = std::move(tag), sse,
+              every = keep_alive_](http::BodyWriter& w) { return stream_answer(w, page, kind, call, id, tag, sse, every); };
   r.reuse_after_stream = true;
   return r;
 }

@@ -21,6 +21,20 @@ namespace {
 
 http::Response bad(std::string message) { return error_response(400, message); }
 
+// Standard base64, padded (what btoa, FileReader and every language's encoder give): an image that
+// isn't would reach the AI as garbage, and its model server or agent would fail the whole turn.
+bool is_base64(std::string_view s) {
+  if (s.size() % 4 != 0) return false;
+  std::size_t end = s.size();
+  for (int pad = 0; pad < 2 && end > 0 && s[end - 1] == '='; ++pad) --end;
+  for (std::size_t i = 0; i < end; ++i) {
+    const char c = s[i];
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 boost::system::result<std::vector<core::Attachment>, http::Response> parse_attachments(const json::object& body) {
   std::vector<core::Attachment> out;
   const json::value* v = body.if_contains("attachments");
@@ -45,6 +59,9 @@ boost::system::result<std::vector<core::Attachment>, http::Response> parse_attac
       auto* data = str("data");
       if (!mime || !mime->starts_with("image/")) return bad(where + ": an image needs a mimeType image/…");
       if (!data || data->empty()) return bad(where + ": an image needs its data in base64");
+      if (data->starts_with("data:"))
+        return bad(where + ": send the image's base64 alone, without the \"data:…;base64,\" in front");
+      if (!is_base64(*data)) return bad(where + ": the image's data is not base64 (A-Z, a-z, 0-9, + and /, padded with =)");
       att.type = core::Attachment::Type::image;
       att.mime_type = std::string(*mime);
       att.data = std::string(*data);
@@ -81,6 +98,9 @@ boost::system::result<core::PrepareRequest, http::Response> parse_prepare(const 
   }
   auto attachments = parse_attachments(body);
   if (!attachments) return attachments.error();
+  // Attachments go with a prompt; kept for a later one they would be silently dropped or sent with text
+  // they weren't meant for.
+  if (!attachments->empty() && !r.prompt) return bad("attachments need a prompt: send them with it");
   r.attachments = std::move(*attachments);
   return r;
 }
