@@ -113,18 +113,28 @@ std::vector<ToolSpec> PageTools::tools() const {
   return out;
 }
 
-void PageTools::start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done,
-                      std::string tag) {
-  if (ended_) return done(PageAnswer{PageAnswer::Status::ended, "The session has ended", {}});
-  if (!link_) return done(PageAnswer{PageAnswer::Status::not_connected, "The page is not connected", {}});
-  if (pending_.size() >= kMaxPendingCalls)
-    return done(PageAnswer{PageAnswer::Status::failed, "Too many calls are waiting for the page", {}});
+std::string PageTools::start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done,
+                             std::string tag) {
+  auto now = [&](PageAnswer::Status status, const char* text) {
+    done(PageAnswer{status, text, {}});
+    return std::string();
+  };
+  if (ended_) return now(PageAnswer::Status::ended, "The session has ended");
+  if (!link_) return now(PageAnswer::Status::not_connected, "The page is not connected");
+  if (!tag.empty() && !early_cancels_.empty()) {
+    if (auto it = std::find(early_cancels_.begin(), early_cancels_.end(), tag); it != early_cancels_.end()) {
+      early_cancels_.erase(it);
+      return now(PageAnswer::Status::cancelled, "The call was cancelled");
+    }
+  }
+  if (pending_.size() >= kMaxPendingCalls) return now(PageAnswer::Status::failed, "Too many calls are waiting for the page");
   PageCall call{kind, "c" + std::to_string(next_call_++) + "-" + call_salt_, std::move(name),
                 std::move(arguments_json)};
   pending_.push_back(
       Pending{call.id, std::move(tag), std::chrono::steady_clock::now() + call_timeout_, std::move(done)});
   arm_deadline();
   link_->send_call(call);
+  return call.id;
 }
 
 void PageTools::arm_deadline() {
@@ -177,14 +187,25 @@ void PageTools::answer(const std::string& id, PageAnswer a) {
   done(std::move(a));
 }
 
-bool PageTools::cancel(std::string_view tag) {
-  if (tag.empty()) return false;
-  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.tag == tag; });
+bool PageTools::cancel_where(const std::function<bool(const Pending&)>& which) {
+  auto it = std::find_if(pending_.begin(), pending_.end(), which);
   if (it == pending_.end()) return false;
   AnswerHandler done = std::move(it->done);
   pending_.erase(it);
   done(PageAnswer{PageAnswer::Status::cancelled, "The call was cancelled", {}});
   return true;
+}
+
+bool PageTools::cancel(std::string_view tag) {
+  if (tag.empty()) return false;
+  if (cancel_where([&](const Pending& p) { return p.tag == tag; })) return true;
+  if (early_cancels_.size() >= kMaxPendingCalls) early_cancels_.erase(early_cancels_.begin());
+  early_cancels_.emplace_back(tag);
+  return false;
+}
+
+bool PageTools::cancel_call(std::string_view id) {
+  return !id.empty() && cancel_where([&](const Pending& p) { return p.id == id; });
 }
 
 void PageTools::end() {
@@ -206,12 +227,13 @@ constexpr std::string_view kInProcess = "\x01in-process";
 asio::awaitable<ToolResult> PageTools::call(std::string name, std::string arguments_json) {
   auto self = shared_from_this();
   if (!has_tool(name)) co_return ToolResult{true, "Unknown tool: " + name};
-  auto a = co_await request(PageCall::Kind::tool, std::move(name), std::move(arguments_json), std::string(kInProcess));
+  std::string tag(kInProcess);  // named: no temporaries in a co_await's arguments (GCC 12)
+  auto a = co_await request(PageCall::Kind::tool, std::move(name), std::move(arguments_json), std::move(tag));
   co_return ToolResult{a.status != PageAnswer::Status::answered, std::move(a.text)};
 }
 
 void PageTools::cancel_calls() {
-  while (cancel(kInProcess)) {
+  while (cancel_where([](const Pending& p) { return p.tag == kInProcess; })) {
   }
 }
 

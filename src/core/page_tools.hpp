@@ -98,15 +98,19 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   // through the scheduler); from detach() or end(); when the call times out; or before start()
   // returns, when it fails at once (not connected, ended, too many waiting). `done` must not own
   // this object: it is kept here until it runs.
-  // `tag`: the caller's own name for the call, for cancel() (empty: none).
+  // `tag`: the caller's own name for the call, for cancel() (empty: none). Returns the call's id, for
+  // cancel_call() (empty when it ended at once).
   using AnswerHandler = std::function<void(PageAnswer)>;
-  void start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done,
-             std::string tag = {});
-  // The caller gave up on the call tagged `tag` (an MCP client's notifications/cancelled, or its
-  // connection closed): it ends now, `cancelled`, and frees its place among the kMaxPendingCalls. The
-  // page, which has no cancel message, may still answer; that answer is dropped, as a late one is.
-  // False when no call waits under that tag.
+  std::string start(PageCall::Kind kind, std::string name, std::string arguments_json, AnswerHandler done,
+                    std::string tag = {});
+  // The caller gave up on the call tagged `tag` (an MCP client's notifications/cancelled): it ends now,
+  // `cancelled`, and frees its place among the kMaxPendingCalls. The page, which has no cancel message,
+  // may still answer; that answer is dropped, as a late one is. A tag no call waits under is kept (the
+  // last kMaxPendingCalls of them): a cancel may overtake its call (`leuria mcp-stdio` forwards each
+  // line on its own request), and the call then ends as it starts. False when no call waited.
   bool cancel(std::string_view tag);
+  // The same for the call `id` start() returned (its client went away).
+  bool cancel_call(std::string_view id);
   // The same, awaited.
   boost::asio::awaitable<PageAnswer> request(PageCall::Kind kind, std::string name, std::string arguments_json,
                                              std::string tag = {});
@@ -128,6 +132,7 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
     AnswerHandler done;
   };
   void notify_changed();
+  bool cancel_where(const std::function<bool(const Pending&)>& which);
   // Ends every waiting call with `a` (the handlers may start new calls meanwhile).
   void fail_all(const PageAnswer& a);
   // One timer for the calls' deadlines, armed for the oldest call and never cancelled: an answer
@@ -159,6 +164,7 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   // only the page's own authenticated channel can answer it.
   std::string call_salt_;
   bool ended_ = false;
+  std::vector<std::string> early_cancels_;  // tags cancelled before their call came, oldest first
 };
 
 }  // namespace leuria::core

@@ -283,6 +283,34 @@ describe('model backend (OpenAI-compatible)', { timeout: 120000 }, () => {
     assert.equal(chats(plain).length, 1);
   });
 
+  it('attachments: after a cancelled turn, a refused image gets its own note; a refusal of the notes too fails the turn', async () => {
+    const hasImage = (body) => body.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'));
+    const lastText = (body) => JSON.stringify(body.messages.at(-1).content);
+    const srv = await server({
+      respond: (body) => {
+        if (lastText(body).includes('slow')) return { hang: true };  // cancelled before it answers
+        if (hasImage(body)) return { status: 400, errorBody: { error: { message: 'no images here' } } };
+        if (lastText(body).includes('strict')) return { status: 400, errorBody: { error: { message: 'bad request anyway' } } };
+        return { text: `echo: ${lastText(body)}` };
+      },
+    });
+    const eng = await llmEngine(srv.url);
+    const png = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
+    const image = (name) => [{ type: 'image', mimeType: 'image/png', data: png, name }];
+    const { api, id, stream } = await run(eng, { prompt: 'slow', attachments: image('a.png') });
+    assert.ok(await poll(() => chats(srv).length === 1, { timeoutMs: 5000 }));
+    assert.equal((await api.cancelTurn(id)).status, 200);
+    assert.ok(await poll(async () => (await api.get(id)).json?.status === 'idle', { timeoutMs: 5000 }));
+    assert.equal((await api.prompt(id, { prompt: 'Look', attachments: image('b.png') })).status, 200);
+    const done = await waitEvent(eng, stream, (e) => e.event === 'turn_completed' && e.data.text.includes('Look'));
+    assert.ok(done.data.text.includes('b.png'), done.data.text);
+    assert.ok(!done.data.text.includes('a.png'), `the cancelled turn's image left with it: ${done.data.text}`);
+
+    // A session whose notes are refused too: the turn fails with the server's answer to them.
+    const { stream: s2 } = await run(eng, { prompt: 'strict', attachments: image('c.png') });
+    assert.match((await s2.waitFor('failed', 8000)).data, /bad request anyway/);
+  });
+
   it('a stream opened during a turn past 8 MB gets the replay (the turn\'s first 8 MB), then live events', async () => {
     // The replay is as large as a reader may fall behind; counted against that, it ended every stream
     // opened during such a turn before its first event.

@@ -102,6 +102,9 @@ TEST(McpCodec, ACancellationNamesItsRequestsId) {
   EXPECT_FALSE(named(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"requestId":7}})"));
   EXPECT_EQ(mcp_server::call_tag("s1", "7"), "s1\n7");
   EXPECT_NE(mcp_server::call_tag("s1", "7"), mcp_server::call_tag("s2", "7"));
+  // an id written with escapes is tagged in the form its cancellation names it
+  EXPECT_EQ(mcp_server::call_tag("", R"("a\/b\u00e9")"),
+            mcp_server::call_tag("", *named(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a/b\u00e9"}})")));
 }
 
 }  // namespace

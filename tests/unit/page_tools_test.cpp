@@ -202,6 +202,29 @@ TEST(PageTools, ACancelledCallEndsAtOnceAndFreesItsPlace) {
   EXPECT_EQ((*waiting[8])[0].status, core::PageAnswer::Status::answered);
 }
 
+// A cancel may overtake its call (mcp-stdio forwards each line on its own request): the call then ends
+// as it starts. A client gone ends its own call by the id start() gave, never another client's with
+// the same tag.
+TEST(PageTools, ACancelThatCameFirstEndsItsCallAsItStartsAndAGoneClientEndsOnlyItsOwn) {
+  Fixture f;
+  auto link = std::make_shared<Link>();
+  f.tools->attach(link);
+  EXPECT_FALSE(f.tools->cancel("\n3"));
+  auto overtaken = start(*f.tools, "lookup", "\n3");
+  ASSERT_EQ(overtaken->size(), 1u);
+  EXPECT_EQ((*overtaken)[0].status, core::PageAnswer::Status::cancelled);
+  EXPECT_TRUE(link->calls.empty()) << "the page is never asked";
+  auto again = start(*f.tools, "lookup", "\n3");  // remembered once
+  EXPECT_TRUE(again->empty());
+  auto other = start(*f.tools, "lookup", "\n3");
+  ASSERT_EQ(link->calls.size(), 2u);
+  EXPECT_TRUE(f.tools->cancel_call(link->calls[1].id));
+  EXPECT_TRUE(again->empty()) << "the first call with that tag waits on";
+  ASSERT_EQ(other->size(), 1u);
+  EXPECT_FALSE(f.tools->cancel_call(""));
+  EXPECT_FALSE(f.tools->cancel_call(link->calls[1].id));
+}
+
 // A cancelled turn of the engine's own tool loop ends the page calls it waits on, and only those.
 TEST(PageTools, CancelCallsEndsTheInProcessCallsOnly) {
   Fixture f;

@@ -71,8 +71,15 @@ function imagePart(attachment: Attachment): ImagePart {
   if (!attachment.mimeType.startsWith("image/")) {
     throw new TypeError(`Only images can be attached today (got ${attachment.mimeType}).`);
   }
-  // Tolerate a data: URL, the form a FileReader gives.
-  const data = attachment.data.replace(/^data:[^,]*;base64,/, "");
+  // Tolerate a data: URL (the form a FileReader gives), line breaks (MIME encoders wrap at 76), the
+  // URL-safe alphabet and missing padding: every provider gets the padded standard base64 the engine
+  // and the APIs ask for. Anything else is not base64, and says so here rather than mid-run.
+  let data = attachment.data.replace(/^data:[^,]*;base64,/, "").replace(/\s+/g, "").replace(/-/g, "+").replace(/_/g, "/");
+  if (data.length % 4 === 1 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length === 0) {
+    throw new TypeError("An image attachment's data must be base64.");
+  }
+  data = data.replace(/=+$/, "");
+  data += "=".repeat((4 - (data.length % 4)) % 4);
   return { type: "image", data, mimeType: attachment.mimeType };
 }
 

@@ -309,6 +309,23 @@ test('messages: system messages move to system, attachments go on the last user 
   ai.destroy();
 });
 
+test('attachments: image data becomes padded standard base64, whatever base64 the page had; anything else is refused', async () => {
+  const { ai, provider } = oneProvider({ capabilities: ['chat', 'images'] });
+  const sent = async (data) => {
+    await ai.chat({ prompt: 'look', attachments: [{ mimeType: 'image/png', data }] }).text();
+    return provider.log.chats.at(-1).messages.at(-1).content[1].data;
+  };
+  assert.equal(await sent('iVBORw0KGgo='), 'iVBORw0KGgo=');
+  assert.equal(await sent('iVBORw0KGgo'), 'iVBORw0KGgo=');
+  assert.equal(await sent('iVBO\r\nRw0K Ggo='), 'iVBORw0KGgo=');
+  assert.equal(await sent('-_-_'), '+/+/');
+  assert.equal(await sent('data:image/png;base64,AAAA'), 'AAAA');
+  for (const bad of ['not base64!', 'A', '', 'AA=A']) {
+    await assert.rejects(ai.chat({ prompt: 'look', attachments: [{ mimeType: 'image/png', data: bad }] }).text(), /must be base64/);
+  }
+  ai.destroy();
+});
+
 test('a request that cannot be sent fails the run with a clear Error', async () => {
   const { ai } = oneProvider();
   await assert.rejects(ai.chat({}).text(), /needs a prompt or messages/);

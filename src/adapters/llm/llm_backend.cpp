@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <map>
+#include <optional>
 
 #include "adapters/llm/codec.hpp"
 #include "core/permission.hpp"
@@ -46,9 +48,16 @@ struct LlmBackend::Step {
 };
 
 namespace {
-// An answer that can mean "not with images": a malformed request, one too large, a type not taken.
-// Not authentication, a missing model or address, rate limits or the server's own failures.
-bool may_refuse_images(unsigned status) { return status == 400 || status == 413 || status == 415 || status == 422; }
+// An answer that can mean "not with images": a malformed request, one too large, a type not taken, or a
+// server failure that names images (Ollama's "missing data required for image input"). Not
+// authentication, a missing model or address, or rate limits.
+bool may_refuse_images(unsigned status, std::string_view error) {
+  if (status == 400 || status == 413 || status == 415 || status == 422) return true;
+  if (status < 500) return false;
+  std::string lower(error);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("image") != std::string::npos || lower.find("vision") != std::string::npos;
+}
 }  // namespace
 
 LlmBackend::LlmBackend(asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
@@ -80,12 +89,10 @@ std::string LlmBackend::display() const { return provider_.name.empty() ? provid
 
 bool LlmBackend::accepts_images() const { return images_ok_; }
 
-bool LlmBackend::drop_images() {
-  if (image_notes_.empty()) return false;
+void LlmBackend::drop_images() {
   images_ok_ = false;
   images_to_notes(messages_, image_notes_);
   image_notes_.clear();
-  return true;
 }
 
 asio::awaitable<boost::system::result<void, std::string>> LlmBackend::start(core::BackendConfig config) {
@@ -212,8 +219,20 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
   // A turn that doesn't finish leaves no trace in the conversation: a dangling tool call without
   // its result would make every later request invalid.
   const std::size_t mark = messages_.size();
+  const std::size_t notes_mark = image_notes_.size();
+  // The conversation as it was before its images became notes, until a request with the notes succeeds:
+  // a refusal for another reason (a bad tool schema, a context too long) fails with notes too, and the
+  // images come back for the next turn.
+  std::optional<boost::json::array> with_images;
+  std::vector<std::string> notes_before;
   auto abandon = [&](core::TurnOutcome outcome) {
+    if (with_images) {
+      messages_ = std::move(*with_images);
+      image_notes_ = std::move(notes_before);
+      images_ok_ = true;
+    }
     messages_.resize(mark);
+    if (image_notes_.size() > notes_mark) image_notes_.resize(notes_mark);  // this turn's images went with its message
     return outcome;
   };
   messages_.push_back(user_message(blocks));
@@ -225,10 +244,13 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
     // The last step may only answer in words, so a turn always ends with text.
     auto error = co_await stream_step(i == steps, step);
     if (cancelled_ || shut_down_) co_return abandon({core::TurnOutcome::End::cancelled, {}});
-    if (error && may_refuse_images(step.status) && !step.any_chunk && drop_images()) {
+    if (error && !with_images && !step.any_chunk && !image_notes_.empty() && may_refuse_images(step.status, *error)) {
       // The same step again with the images' notes: the model may not read images at all.
       spdlog::info("event=llm.images_refused session={} provider={} status={}", config_.session_id, provider_.id,
                    step.status);
+      with_images = messages_;
+      notes_before = image_notes_;
+      drop_images();
       --i;
       continue;
     }
@@ -236,6 +258,7 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
       if (recent_) recent_->forget(server_key());
       co_return abandon({core::TurnOutcome::End::failed, *error});
     }
+    with_images.reset();  // the notes went through: the model doesn't read images
 
     std::vector<ToolCall> calls;
     for (auto& [index, call] : step.calls) {

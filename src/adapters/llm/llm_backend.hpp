@@ -56,8 +56,8 @@ class LlmBackend final : public core::AgentBackend, public std::enable_shared_fr
   std::string display() const;
   std::string server_key() const;
   // The model refused a request with images in it: they become their notes, in the conversation
-  // and for the rest of the session. False when there were none to drop.
-  bool drop_images();
+  // and for the rest of the session (prompt() takes that back if the notes are refused too).
+  void drop_images();
 
   // First, on one line: what every streamed read asks (bench scenario 7: with 1,000 streams the
   // backend is cold at each read, and these sat 600 bytes apart).

@@ -204,6 +204,15 @@ std::optional<std::string> cancelled_request(const json::object& message) {
 std::string call_tag(std::string_view mcp_session, std::string_view id_json) {
   std::string tag(mcp_session);
   tag += '\n';  // never in a header's value
+  // A string id with escapes, as the client wrote it, in the one form a cancellation's id is written in.
+  if (id_json.find('\\') != std::string_view::npos) {
+    boost::system::error_code ec;
+    const json::value id = json::parse(id_json, ec);
+    if (!ec) {
+      tag += json::serialize(id);
+      return tag;
+    }
+  }
   tag += id_json;
   return tag;
 }

@@ -128,11 +128,11 @@ asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::P
     ~Release() { state.writer = nullptr; }
   } release{*state};
   // The handler holds the state, not the page's tools (they keep the handler).
-  page->start(kind, call.name, std::move(call.arguments_json),
-              [state, kind, name = call.name, id, sse](core::PageAnswer a) {
-                on_answer(*state, kind, name, id, sse, a);
-              },
-              tag);
+  const std::string call_id = page->start(kind, call.name, std::move(call.arguments_json),
+                                          [state, kind, name = call.name, id, sse](core::PageAnswer a) {
+                                            on_answer(*state, kind, name, id, sse, a);
+                                          },
+                                          tag);
   // No ?: with temporaries in a coroutine (GCC 12 destroys them twice).
   std::string beat = "\n";
   if (sse) beat = ":\n\n";
@@ -143,7 +143,7 @@ asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::P
     // A co_await never goes inside && or ?: here: GCC 12 miscompiles it.
     const bool written = co_await w.write(beat);
     if (!written) {  // the client went away: its call leaves the page's queue
-      page->cancel(tag);
+      page->cancel_call(call_id);
       co_return;
     }
   }
