@@ -122,7 +122,10 @@ std::string PageTools::start(PageCall::Kind kind, std::string name, std::string 
   if (ended_) return now(PageAnswer::Status::ended, "The session has ended");
   if (!link_) return now(PageAnswer::Status::not_connected, "The page is not connected");
   if (!tag.empty() && !early_cancels_.empty()) {
-    if (auto it = std::find(early_cancels_.begin(), early_cancels_.end(), tag); it != early_cancels_.end()) {
+    const auto stale = std::chrono::steady_clock::now() - kEarlyCancelKept;
+    std::erase_if(early_cancels_, [&](const EarlyCancel& c) { return c.at < stale; });
+    auto it = std::find_if(early_cancels_.begin(), early_cancels_.end(), [&](const EarlyCancel& c) { return c.tag == tag; });
+    if (it != early_cancels_.end()) {
       early_cancels_.erase(it);
       return now(PageAnswer::Status::cancelled, "The call was cancelled");
     }
@@ -200,7 +203,7 @@ bool PageTools::cancel(std::string_view tag) {
   if (tag.empty()) return false;
   if (cancel_where([&](const Pending& p) { return p.tag == tag; })) return true;
   if (early_cancels_.size() >= kMaxPendingCalls) early_cancels_.erase(early_cancels_.begin());
-  early_cancels_.emplace_back(tag);
+  early_cancels_.push_back(EarlyCancel{std::string(tag), std::chrono::steady_clock::now()});
   return false;
 }
 

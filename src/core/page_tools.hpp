@@ -22,6 +22,10 @@ namespace leuria::core {
 
 inline constexpr std::size_t kMaxPendingCalls = 64;
 inline constexpr std::size_t kMaxPageItems = 256;
+// How long a cancel that came before its call is kept: long enough for a call a moment behind it,
+// short enough that a cancel for a call already answered can't meet another client's later call with
+// the same id (clients that send no Mcp-Session-Id share one name space).
+inline constexpr std::chrono::seconds kEarlyCancelKept{10};
 
 struct ResourceSpec {
   std::string uri;
@@ -105,9 +109,10 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
                     std::string tag = {});
   // The caller gave up on the call tagged `tag` (an MCP client's notifications/cancelled): it ends now,
   // `cancelled`, and frees its place among the kMaxPendingCalls. The page, which has no cancel message,
-  // may still answer; that answer is dropped, as a late one is. A tag no call waits under is kept (the
-  // last kMaxPendingCalls of them): a cancel may overtake its call (`leuria mcp-stdio` forwards each
-  // line on its own request), and the call then ends as it starts. False when no call waited.
+  // may still answer; that answer is dropped, as a late one is. A tag no call waits under is kept for
+  // kEarlyCancelKept (the last kMaxPendingCalls of them): a cancel may overtake its call (`leuria
+  // mcp-stdio` forwards each line on its own request), and the call then ends as it starts. False when
+  // no call waited.
   bool cancel(std::string_view tag);
   // The same for the call `id` start() returned (its client went away).
   bool cancel_call(std::string_view id);
@@ -164,7 +169,11 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   // only the page's own authenticated channel can answer it.
   std::string call_salt_;
   bool ended_ = false;
-  std::vector<std::string> early_cancels_;  // tags cancelled before their call came, oldest first
+  struct EarlyCancel {
+    std::string tag;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::vector<EarlyCancel> early_cancels_;  // tags cancelled before their call came, oldest first
 };
 
 }  // namespace leuria::core
