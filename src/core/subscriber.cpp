@@ -138,7 +138,9 @@ std::optional<Event> Subscriber::take_text() {
 Event Subscriber::pop() {
   const bool was_full = full();
   Event e = std::move(queue_[head_++]);
-  if (replay_allowance_ && head_ > replay_at_) replay_allowance_ = 0;  // the replay is read
+  // The replay is read. It sits first or second (after webmcp_ready), so it is read long before the
+  // queue is compacted below, and replay_at_ needs no moving then.
+  if (replay_allowance_ && head_ > replay_at_) replay_allowance_ = 0;
   if (empty()) {
     clear();
     bytes_ = 0;
@@ -147,7 +149,6 @@ Event Subscriber::pop() {
     // A reader that stays a little behind never empties the queue: read slots go once they are half.
     if (head_ >= 32 && head_ * 2 >= queue_.size()) {
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
-      replay_at_ -= std::min(replay_at_, head_);
       head_ = 0;
     }
   }

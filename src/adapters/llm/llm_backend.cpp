@@ -2,11 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cctype>
 #include <map>
 #include <optional>
 
 #include "adapters/llm/codec.hpp"
+#include "core/ascii.hpp"
 #include "core/permission.hpp"
 #include "core/plain_text.hpp"
 
@@ -54,8 +54,7 @@ namespace {
 bool may_refuse_images(unsigned status, std::string_view error) {
   if (status == 400 || status == 413 || status == 415 || status == 422) return true;
   if (status < 500) return false;
-  std::string lower(error);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = core::ascii_lower(error);
   return lower.find("image") != std::string::npos || lower.find("vision") != std::string::npos;
 }
 }  // namespace
