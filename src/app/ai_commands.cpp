@@ -69,7 +69,7 @@ int agents_list() {
       const std::string id = "llm:" + p.id;
       std::cout << fmt::format("{:<2}{:<24}{:<18}{}\n", current.starts_with(id) ? "*" : "", id, p.name, status[i]);
     }
-    std::cout << "\n* is your default. Change it with 'leuria --agent <id>' (models: llm:<server>/<model>).\n";
+    std::cout << "\n* is your default. Change it with 'leuria agents use <id>' (models: llm:<server>/<model>).\n";
     return 0;
   });
 }
@@ -96,6 +96,19 @@ int agents_remove(const AgentsRemove& a) {
       return 1;
     }
     std::cout << "Removed " << a.id << ".\n";
+    return 0;
+  });
+}
+
+int agents_use(const AgentsUse& a) {
+  return guarded([&] {
+    if (auto ok = set_default_agent(a.id, a.model); !ok) {
+      std::cerr << "leuria: " << ok.error() << "\n";
+      return 1;
+    }
+    std::cout << a.id << (a.model ? " (" + *a.model + ")" : std::string()) << " is now your default AI. "
+              << "A running engine gives it to the sessions started from now on; running sessions keep theirs, "
+              << "and sites with their own AI ('leuria sites use') keep it.\n";
     return 0;
   });
 }
@@ -166,12 +179,12 @@ int sites_use(const SitesUse& u) {
   });
 }
 
-boost::system::result<void, std::string> set_default_agent(const std::string& id) {
+boost::system::result<void, std::string> set_default_agent(const std::string& id,
+                                                           const std::optional<std::string>& model) {
   try {
     auto h = home();
     auto catalog = load_catalog(h);
     if (!catalog) return catalog.error();
-    std::optional<std::string> model;
     if (auto llm = core::parse_llm_id(id)) {
       if (!catalog->provider(llm->first)) return "There is no model server '" + llm->first + "'; see 'leuria providers'.";
     } else if (!catalog->agent(id)) {

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
         else if constexpr (std::is_same_v<T, a::AgentsList>) return a::agents_list();
         else if constexpr (std::is_same_v<T, a::AgentsAdd>) return a::agents_add(c);
         else if constexpr (std::is_same_v<T, a::AgentsRemove>) return a::agents_remove(c);
+        else if constexpr (std::is_same_v<T, a::AgentsUse>) return a::agents_use(c);
         else if constexpr (std::is_same_v<T, a::ProvidersList>) return a::providers_list();
         else if constexpr (std::is_same_v<T, a::ProvidersAdd>) return a::providers_add(c);
         else if constexpr (std::is_same_v<T, a::McpStdio>) return a::mcp_stdio(c.url);

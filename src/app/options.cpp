@@ -54,6 +54,11 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
   AgentsRemove agent_remove;
   auto* agents_remove = agents->add_subcommand("remove", "Remove an agent you added");
   agents_remove->add_option("id", agent_remove.id)->required();
+  AgentsUse agent_use;
+  auto* agents_use = agents->add_subcommand(
+      "use", "Make this AI your default (saved); a running engine gives it to the sessions started from now on");
+  agents_use->add_option("id", agent_use.id, "An AI id from 'leuria agents', e.g. gemini, llm:ollama/qwen3:8b")->required();
+  agents_use->add_option("--model", agent_use.model, "A model for that AI")->type_name("ID");
 
   auto* providers = cli.add_subcommand("providers", "List the model servers (OpenAI-compatible, LM Studio, Ollama)");
   ProvidersAdd provider_add;
@@ -68,7 +73,7 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
       "embed", "Show the local embedding models (LM Studio, Ollama) and the one pages get for POST /embed");
   EmbedSet embed_use{{core::EmbedChoice::Mode::chosen, "", ""}};
   auto* embed_use_cmd = embed->add_subcommand("use", "Give pages this embedding model: leuria embed use <provider> <model>");
-  embed_use_cmd->add_option("provider", embed_use.choice.provider, "A local provider id: lmstudio, ollama, or one you added")
+  embed_use_cmd->add_option("provider", embed_use.choice.provider, "A local LM Studio or Ollama server's id, as 'leuria embed' lists it (lmstudio, ollama)")
       ->required();
   embed_use_cmd->add_option("model", embed_use.choice.model, "The model as 'leuria embed' lists it")->required();
   auto* embed_off = embed->add_subcommand("off", "Turn embeddings off: POST /embed answers 503 no_embedder");
@@ -102,6 +107,7 @@ std::variant<Command, int> parse_command_line(int argc, char** argv) {
     return Command{agent_add};
   }
   if (agents_remove->parsed()) return Command{agent_remove};
+  if (agents_use->parsed()) return Command{agent_use};
   if (agents->parsed()) return Command{AgentsList{}};
   if (providers_add->parsed()) return Command{provider_add};
   if (providers_remove->parsed()) return Command{provider_remove};

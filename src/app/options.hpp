@@ -40,6 +40,10 @@ struct AgentsAdd {
 struct AgentsRemove {
   std::string id;
 };
+struct AgentsUse {  // `leuria agents use`: the default AI, changed without (re)starting the engine
+  std::string id;
+  std::optional<std::string> model;
+};
 struct McpStdio {
   std::string url;
 };
@@ -57,7 +61,7 @@ struct EmbedSet {
   core::EmbedChoice choice;  // use <provider> <model>, off, auto
 };
 using Command = std::variant<StartOptions, SitesList, SitesRevoke, SitesUse, AgentsList, AgentsAdd, AgentsRemove,
-                             ProvidersList, ProvidersAdd, ProvidersRemove, McpStdio, EmbedShow, EmbedSet>;
+                             AgentsUse, ProvidersList, ProvidersAdd, ProvidersRemove, McpStdio, EmbedShow, EmbedSet>;
 
 // Parses argv. On --help/--version (exit 0) or a usage error (one sentence on stderr, exit 2),
 // returns the exit code instead of a command.

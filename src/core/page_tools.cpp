@@ -78,7 +78,7 @@ bool upsert(std::vector<T>& items, T item, Key key) {
 }  // namespace
 
 bool PageTools::add_tool(ToolSpec spec, std::string annotations_json) {
-  if (!valid_tool_name(spec.name)) return false;
+  if (ended_ || !valid_tool_name(spec.name)) return false;  // an ended session declares nothing
   if (!upsert(tools_, Declared{std::move(spec), std::move(annotations_json)},
               [](const Declared& d) { return d.spec.name; }))
     return false;
@@ -93,10 +93,12 @@ void PageTools::remove_tool(const std::string& name) {
 }
 
 bool PageTools::add_resource(ResourceSpec spec) {
+  if (ended_) return false;
   return upsert(resources_, std::move(spec), [](const ResourceSpec& r) { return r.uri; });
 }
 
 bool PageTools::add_prompt(PromptSpec spec) {
+  if (ended_) return false;
   return upsert(prompts_, std::move(spec), [](const PromptSpec& p) { return p.name; });
 }
 
@@ -220,6 +222,12 @@ void PageTools::end() {
     link->close();
   }
   fail_all(PageAnswer{PageAnswer::Status::ended, "The session has ended", {}});
+  // An ended session is kept readable for a while, but nothing asks for its tools any more: what
+  // the page declared (up to 256 tools, resources and prompts of 64 KB each) goes now.
+  tools_ = {};
+  resources_ = {};
+  prompts_ = {};
+  early_cancels_ = {};
 }
 
 namespace {

@@ -76,15 +76,26 @@ std::shared_ptr<Session> SessionBook::find(const std::string& id, const std::str
 }
 
 void SessionBook::ended(Session& s) {
-  // Readable for `retention`, then forgotten.
+  // Readable for `retention`, then forgotten; the origin's oldest goes at once past its quota.
   auto timer = std::make_unique<asio::steady_timer>(ex_, limits_.retention);
   const std::string id = s.id();
-  timer->async_wait([this, id](boost::system::error_code ec) {
-    if (ec) return;
-    expiry_.erase(id);
-    sessions_.erase(id);
+  timer->async_wait([this, id, origin = s.origin()](boost::system::error_code ec) {
+    if (!ec) forget(id, origin);
   });
   expiry_[id] = std::move(timer);
+  auto& ended = ended_[s.origin()];
+  ended.push_back(id);
+  if (ended.size() > limits_.kept_ended_per_origin) forget(ended.front(), s.origin());
+}
+
+void SessionBook::forget(const std::string& id, const std::string& origin) {
+  expiry_.erase(id);  // its timer, cancelled if still waiting (the handler then does nothing)
+  sessions_.erase(id);
+  auto it = ended_.find(origin);
+  if (it == ended_.end()) return;
+  auto& ids = it->second;
+  if (auto pos = std::find(ids.begin(), ids.end(), id); pos != ids.end()) ids.erase(pos);  // the front, nearly always
+  if (ids.empty()) ended_.erase(it);
 }
 
 void SessionBook::end_origin(const std::string& origin) {

@@ -1,8 +1,9 @@
 // All sessions: created, found by id for their owner only, limited per origin, kept readable for
-// a while after they end, and ended together when a site's grant or AI changes.
+// a while after they end (at most limits.kept_ended_per_origin of an origin's), and ended together when a site's grant or AI changes.
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -39,6 +40,7 @@ class SessionBook {
 
  private:
   void ended(Session& s);
+  void forget(const std::string& id, const std::string& origin);
 
   boost::asio::any_io_executor ex_;
   BackendFactory& factory_;
@@ -46,6 +48,7 @@ class SessionBook {
   std::string mcp_url_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
   std::map<std::string, std::unique_ptr<boost::asio::steady_timer>> expiry_;
+  std::map<std::string, std::deque<std::string>> ended_;  // origin → its ended sessions' ids, oldest first
 };
 
 // The AI for a session of this site: the site's own choice if the visitor made one, else the default.

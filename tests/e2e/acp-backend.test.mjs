@@ -99,6 +99,35 @@ describe('ACP backend', { timeout: 120000 }, () => {
     assert.ok(await poll(() => !fs.existsSync(folder), { timeoutMs: 3000 }), `${folder} still exists: ${fs.existsSync(folder) && fs.readdirSync(folder)}`);
   });
 
+  it('a <tmp>/leuria-<sessionId> already there (another user\'s, with planted settings) is not used: the agent gets a new folder beside it', async () => {
+    const eng = await startFakeEngine({ mode: 'write-files' });
+    const api = sessionApi(eng);
+    const p = await api.prepare({ prompt: 'hello' });
+    assert.equal(p.status, 201);
+    const id = p.json.sessionId;
+    const planted = path.join(TMP, `leuria-${id}`);
+    fs.mkdirSync(planted, { mode: 0o777 });
+    fs.writeFileSync(path.join(planted, 'settings.json'), '{"planted":true}');
+    try {
+      const stream = await api.stream(id);
+      assert.equal((await api.approve(id)).status, 200);
+      await stream.waitFor('turn_completed');
+      const rec = await agentStart(eng);
+      const folder = path.dirname(rec.wroteFile);
+      assert.notEqual(folder, planted);
+      assert.match(path.basename(folder), new RegExp(`^leuria-${id.replace(/[-]/g, '\\-')}-[A-Za-z0-9]{6}$`));
+      assert.equal(fs.statSync(folder).mode & 0o777, 0o700);
+      assert.deepEqual(fs.readdirSync(folder).sort(), ['fake-agent-was-here.txt', 'fake-session-file.txt']);
+      assert.equal(entries(eng, 'session/new')[0].params.cwd, folder);
+      await api.close(id);
+      await stream.waitForEnd();
+      assert.ok(await poll(() => !fs.existsSync(folder), { timeoutMs: 3000 }), 'its own folder is removed');
+      assert.deepEqual(fs.readdirSync(planted), ['settings.json'], 'the other folder is left as it was');
+    } finally {
+      fs.rmSync(planted, { recursive: true, force: true });
+    }
+  });
+
   it('initialize without file-system or terminal capabilities; session/new with the folder and the page MCP server', async () => {
     const eng = await startFakeEngine();
     const { id, stream } = await run(eng, { prompt: 'hi' });

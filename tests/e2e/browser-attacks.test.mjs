@@ -189,6 +189,31 @@ describe('browser: a hostile page', { skip, timeout: 120000 }, () => {
     await logged(app, from, /event=http\.gate method=GET path=\/health caller=web status=403/);
   });
 
+  it('the approval page\'s buttons are dead for its first second, and again after it loses focus: a click aimed at the site that opened it lands on nothing', async () => {
+    const { requestId: id } = await startCliClaim(cli, freshOrigin('clickjack'), { nonce: nonce() });
+    const visitor = await (await browser.newContext()).newPage();
+    const opened = Date.now();
+    await visitor.goto(`http://127.0.0.1:${cli.port}/connect/${id}`);
+    const state = () => visitor.evaluate((rid) => fetch(`/connect/${rid}/state`).then((r) => r.json()).then((j) => j.status), id);
+    assert.equal(await visitor.isDisabled('#allow'), true);
+    assert.equal(await visitor.isDisabled('#deny'), true);
+    const box = await visitor.locator('#allow').boundingBox();
+    await visitor.mouse.click(box.x + box.width / 2, box.y + box.height / 2);  // the visitor, still clicking at the site's game
+    assert.equal(await state(), 'pending');
+    await visitor.waitForSelector('#allow:not([disabled])', { timeout: 5000 });
+    assert.ok(Date.now() - opened >= 900, `alive after ${Date.now() - opened} ms`);
+    // Focus gone (another window) and back: dead again for a second.
+    await visitor.evaluate(() => window.dispatchEvent(new Event('blur')));
+    assert.equal(await visitor.isDisabled('#allow'), true);
+    await visitor.evaluate(() => window.dispatchEvent(new Event('focus')));
+    assert.equal(await visitor.isDisabled('#allow'), true);
+    await visitor.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    assert.equal(await state(), 'pending');
+    await visitor.click('#allow');  // waits until it is alive, as a visitor would
+    assert.ok(await poll(async () => (await state()) === 'allowed', { timeoutMs: 3000 }));
+    await visitor.context().close();
+  });
+
   it('the visitor opening the approval page (no initiator) still gets it, with its assets', async () => {
     const visitor = await (await browser.newContext()).newPage();
     const failed = [];

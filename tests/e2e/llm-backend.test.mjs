@@ -411,6 +411,33 @@ describe('model backend (OpenAI-compatible)', { timeout: 120000 }, () => {
     assert.equal(chats(srv)[0].body.model, 'live-model');
   });
 
+  it('leuria agents use beside a running engine: the next session gets the new default, a bad id changes nothing', async () => {
+    const srv = await server({ models: ['m1', 'm2'], respond: () => ({ text: 'from the chosen model' }) });
+    const eng = await llmEngine(srv.url, { agent: 'claude-acp' });
+    assert.equal((await local(eng, '/health')).json.agent, 'Claude Code');
+    const { runCli } = await import('./helpers.mjs');
+    const fs = await import('node:fs/promises');
+    const before = await fs.readFile(`${eng.home}/config.json`, 'utf8');
+    for (const [id, says] of [['nope', /There is no AI 'nope'; 'leuria agents' lists them\./],
+      ['llm:nowhere/m1', /There is no model server 'nowhere'; see 'leuria providers'\./]]) {
+      const bad = await runCli(['agents', 'use', id], { home: eng.home });
+      assert.equal(bad.code, 1, bad.stderr);
+      assert.match(bad.stderr, says);
+      assert.equal(bad.stdout, '');
+      assert.equal(await fs.readFile(`${eng.home}/config.json`, 'utf8'), before, 'a refused id is not saved');
+    }
+    const ok = await runCli(['agents', 'use', 'llm:fake', '--model', 'm2'], { home: eng.home });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /^llm:fake \(m2\) is now your default AI\. A running engine gives it to the sessions started from now on/);
+    assert.ok(await poll(async () => (await local(eng, '/health')).json.agent !== 'Claude Code', { timeoutMs: 5000 }));
+    const { stream } = await run(eng, { prompt: 'hi' });
+    assert.equal((await stream.waitFor('turn_completed')).data.text, 'from the chosen model');
+    assert.equal(chats(srv)[0].body.model, 'm2');
+    const list = await runCli(['agents'], { home: eng.home });
+    assert.match(list.stdout, /\* llm:fake/);
+    assert.match(list.stdout, /Change it with 'leuria agents use <id>'/);
+  });
+
   it('a config.json that does not read keeps the settings the engine has', async () => {
     const srv = await server({ respond: () => ({ text: 'still here' }) });
     const eng = await llmEngine(srv.url);

@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema, EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   startFakeEngine, stopAll, sessionApi, pairCli, freshOrigin, sleep, request, openStream, cleanEnv, BIN,
-  PageChannel, mcpUrl, mcpPost, mcpSession, parseMcpBody, poll, readChunks,
+  PageChannel, mcpUrl, mcpPost, mcpSession, parseMcpBody, poll, readChunks, rawHttp,
 } from './helpers.mjs';
 
 const LOOKUP = {
@@ -407,6 +407,17 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     assert.equal(notRpc.rpc?.error?.code, -32600, notRpc.body);
     const g = await request(eng, { method: 'GET', path: '/webmcp/mcp', headers: { Accept: 'text/event-stream' }, timeoutMs: 3000 });
     assert.equal(g.status, 401);
+  });
+
+  it('a body over 16 MB is refused with 413 (its head read, the body never), with or without a bearer', async () => {
+    const { eng, token } = await setup();
+    for (const auth of [`Authorization: Bearer ${token}\r\n`, '']) {
+      const r = await rawHttp(eng, `POST /webmcp/mcp HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\n${auth}` +
+        'Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 99999999\r\n\r\n{');
+      assert.equal(r.status, 413, r.raw);
+      assert.deepEqual(r.json, { error: 'Request body too large' });
+    }
+    assert.equal((await mcpPost(eng, token, { jsonrpc: '2.0', id: 1, method: 'ping' })).status, 200, 'the endpoint goes on');
   });
 
   it('an ended session\'s channel token is refused (401)', async () => {

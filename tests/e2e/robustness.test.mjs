@@ -83,6 +83,19 @@ describe('refusals pass the gate', { timeout: 30000 }, () => {
     assertCors(r, o);
     await eng.stop();
   });
+
+  it('a claim is a few fields: over 64 KB it is a 413 before any parse (a tree of small values takes 8 times its text)', async () => {
+    const eng = await startEngine();
+    const o = freshOrigin('padded');
+    const padded = `{"nonce":"${nonce()}","app":"Padded","pad":[${'0,'.repeat(40 * 1024)}0]}`;
+    const r = await web(eng, o, '/connect/claim', { body: padded, headers: { 'Content-Type': 'application/json' } });
+    assertError(r, 413, { error: 'Request body too large' });
+    assertCors(r, o);
+    // Under the cap, the same body is read as a claim: a nonce out of shape is a 400, not a 413.
+    const small = await web(eng, o, '/connect/claim', { body: { nonce: 'short', app: 'x', pad: [0, 0, 0] } });
+    assertError(small, 400, { error: /nonce/i });
+    await eng.stop();
+  });
 });
 
 describe('app mode has no CLI approval page', { timeout: 30000 }, () => {

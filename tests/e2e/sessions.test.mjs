@@ -413,6 +413,28 @@ describe('sessions', { timeout: 120000 }, () => {
     assert.equal((await api.get(id)).json.status, 'cancelled');
   });
 
+  it('an origin keeps its newest 64 ended sessions: a page closing sessions in a loop makes the oldest 404, not a pile', async () => {
+    const eng = await startFakeEngine();
+    const { api } = await page(eng, 'pile');
+    const other = await page(eng, 'pile-other');
+    const theirs = await prepared(other.api, {});
+    assertAction(await other.api.close(theirs), theirs, 'completed');
+    const ids = [];
+    for (let i = 0; i < 65; i++) {
+      const id = await prepared(api, {});
+      assertAction(await api.close(id), id, 'completed');
+      ids.push(id);
+    }
+    assertError(await api.get(ids[0]), 404);
+    assertError(await api.call('GET', `/session/${ids[0]}/stream`), 404);
+    for (const id of [ids[1], ids[32], ids[64]]) assert.equal((await api.get(id)).json.status, 'completed', id);
+    assert.equal((await other.api.get(theirs)).json.status, 'completed', 'another origin\'s are its own');
+    // Live sessions never count against it, and the origin can still hold its 4.
+    const live = [];
+    for (let i = 0; i < 4; i++) live.push(await prepared(api, {}));
+    for (const id of live) assert.equal((await api.get(id)).json.status, 'pending_approval');
+  });
+
   it('revoking the site (leuria sites revoke) ends its sessions at once', async () => {
     const eng = await startFakeEngine();
     const a = await page(eng, 'revoke');

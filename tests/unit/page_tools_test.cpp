@@ -177,6 +177,19 @@ TEST(PageTools, AtMost64CallsWaitAndTheSessionsEndFailsThemAtOnce) {
   EXPECT_EQ((*after)[0].status, core::PageAnswer::Status::ended);
 }
 
+// An ended session stays readable for minutes; what its page declared (up to 48 MB) need not.
+TEST(PageTools, TheSessionsEndForgetsWhatThePageDeclared) {
+  Fixture f;
+  ASSERT_TRUE(f.tools->add_tool({"lookup", "", "{}"}, ""));
+  ASSERT_TRUE(f.tools->add_resource({"page://a", "a", "", "text/plain"}));
+  f.tools->end();
+  EXPECT_TRUE(f.tools->declared_tools().empty());
+  EXPECT_TRUE(f.tools->resources().empty());
+  EXPECT_FALSE(f.tools->add_tool({"later", "", "{}"}, ""));
+  EXPECT_FALSE(f.tools->add_resource({"page://b", "b", "", "text/plain"}));
+  EXPECT_TRUE(f.tools->declared_tools().empty());
+}
+
 // A caller that gives up on a call (an MCP client's cancel, or its connection gone) ends it at once and
 // frees its place among the 64; the page's late answer is dropped, as a timed-out call's is.
 TEST(PageTools, ACancelledCallEndsAtOnceAndFreesItsPlace) {

@@ -302,6 +302,29 @@ TEST(SessionBook, EndedSessionsAreForgottenAfterRetention) {
   EXPECT_FALSE(f.book->find(id, "https://a.example"));
 }
 
+TEST(SessionBook, AnOriginKeepsOnlyItsNewestEndedSessions) {
+  core::SessionLimits l;
+  l.kept_ended_per_origin = 3;
+  Fixture f(l);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    auto s = f.prepare();
+    ids.push_back(s->id());
+    s->end(core::SessionStatus::completed);
+  }
+  auto other = f.book->prepare("https://b.example", {}, {});
+  ASSERT_TRUE(other);
+  (*other)->end(core::SessionStatus::completed);
+  EXPECT_FALSE(f.book->find(ids[0], "https://a.example"));
+  EXPECT_FALSE(f.book->find(ids[1], "https://a.example"));
+  for (int i = 2; i < 5; ++i) EXPECT_TRUE(f.book->find(ids[i], "https://a.example")) << i;
+  EXPECT_TRUE(f.book->find((*other)->id(), "https://b.example")) << "another origin's quota is its own";
+  auto live = f.prepare();  // a live session is never forgotten for the quota
+  f.run(10ms);              // the forgotten sessions' cancelled timers do nothing
+  EXPECT_TRUE(f.book->find(live->id(), "https://a.example"));
+  EXPECT_TRUE(f.book->find(ids[4], "https://a.example"));
+}
+
 TEST(SessionBook, EndOriginCancelsItsLiveSessions) {
   Fixture f;
   auto a = f.prepare();

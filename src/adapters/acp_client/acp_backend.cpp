@@ -1,5 +1,8 @@
 #include "adapters/acp_client/acp_backend.hpp"
 
+#include <cerrno>
+#include <cstdlib>
+#include <system_error>
 #include <utility>
 #include <signal.h>
 #include <string.h>
@@ -51,12 +54,20 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
   auto self = shared_from_this();
   config_ = std::move(config);
 
-  // A fresh, empty, private folder: the agent's whole world.
+  // A fresh, empty, private folder: the agent's whole world. Made by us or not used: a folder of that
+  // name already there (another user's, in a shared /tmp, perhaps holding an agent's settings, or a
+  // symlink) gets a new name beside it from mkdtemp instead.
   folder_ = options_.temp_root / ("leuria-" + config_.session_id);
-  std::error_code ec;
-  std::filesystem::create_directory(folder_, ec);
-  if (ec) co_return "Cannot create a folder for the AI: " + ec.message();
-  ::chmod(folder_.c_str(), 0700);
+  if (::mkdir(folder_.c_str(), 0700) != 0) {
+    const int err = errno;
+    std::string name = folder_.string() + "-XXXXXX";
+    if (err != EEXIST || !::mkdtemp(name.data())) {
+      folder_.clear();
+      co_return "Cannot create a folder for the AI: " + std::generic_category().message(err == EEXIST ? errno : err);
+    }
+    folder_ = name;
+  }
+  ::chmod(folder_.c_str(), 0700);  // exactly owner-only, whatever the umask took away
 
   transport::SpawnSpec spec;
   spec.program = agent_.command;

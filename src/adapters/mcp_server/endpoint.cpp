@@ -194,6 +194,11 @@ asio::awaitable<http::Response> McpEndpoint::handle(http::Request& req) {
   }
   // Only the AI calls this, from a process: a page (any Origin) never may.
   if (req.header("origin")) co_return plain_error(403, "Pages can't use this endpoint");
+  if (req.refused) {  // the server read the head only: say why, and the connection closes
+    http::Response r = plain_error(req.refused, "Request body too large");
+    r.close = true;
+    co_return r;
+  }
   auto session = sessions_.find_by_channel_token(req.bearer());
   if (!session) co_return plain_error(401, "Unauthorized");
   if (req.method == "POST") co_return post(req, session);

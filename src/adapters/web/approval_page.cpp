@@ -71,8 +71,9 @@ std::string approval_html(const std::string& id, const core::PairingView& r, con
          "</bdi>) and offer it the site's own tools. It can't read your files or see your other sites. "
          "You can disconnect it at any time with <code>leuria sites revoke</code>.</p>\n";
   out += needs_sentence(r.needs);
-  out += "<div class=\"actions\"><button id=\"allow\" type=\"button\">Allow</button>"
-         "<button id=\"deny\" type=\"button\">Don't allow</button></div>\n";
+  // Disabled until the script has seen the page shown for a second (see kScript).
+  out += "<div class=\"actions\"><button id=\"allow\" type=\"button\" disabled>Allow</button>"
+         "<button id=\"deny\" type=\"button\" disabled>Don't allow</button></div>\n";
   out += "<p id=\"status\" role=\"status\"></p>\n</main>\n<script src=\"/connect/assets/approve.js\"></script>\n"
          "</body></html>\n";
   return out;
@@ -94,18 +95,39 @@ constexpr std::string_view kScript = R"JS('use strict';
   var status = document.getElementById('status');
   var buttons = document.querySelectorAll('.actions button');
   var done = false;
+  var busy = false;
+  var armed = 0;
+  function enable(on) { buttons.forEach(function (b) { b.disabled = !on; }); }
   function finish(text) {
     done = true;
     status.textContent = text;
-    buttons.forEach(function (b) { b.disabled = true; });
+    enable(false);
   }
+  // A site chose when this tab opened (its claim did) and how long its own name is: it could have the
+  // visitor clicking fast where Allow then appears. The buttons come alive only after the page has
+  // been shown (and, once it lost focus, focused again) for a second, as browsers do for their own
+  // permission prompts, so a click aimed at another page lands on nothing.
+  function disarm() {
+    clearTimeout(armed);
+    if (!done && !busy) enable(false);
+  }
+  function arm() {
+    disarm();
+    if (done || document.visibilityState !== 'visible') return;
+    armed = setTimeout(function () { if (!done && !busy) enable(true); }, 1000);
+  }
+  document.addEventListener('visibilitychange', arm);
+  window.addEventListener('blur', disarm);
+  window.addEventListener('focus', arm);
+  arm();
   function show(state) {
     if (state === 'allowed') finish('Connected. You can close this tab and go back to the site.');
     else if (state === 'denied') finish('Not connected. The site was told no.');
     else if (state === 'expired') finish('This request expired. Start again from the site if you still want to connect it.');
   }
   function decide(allow) {
-    buttons.forEach(function (b) { b.disabled = true; });
+    busy = true;
+    enable(false);
     fetch('/connect/' + encodeURIComponent(id) + '/decide', {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ allow: allow })
     }).then(function (r) {
@@ -113,7 +135,8 @@ constexpr std::string_view kScript = R"JS('use strict';
       if (r.status === 410) return finish('This request was already answered or has expired.');
       if (r.status === 503) return r.json().then(function (j) {
         status.textContent = j.error;  // not saved: nothing changed, so the visitor may answer again
-        buttons.forEach(function (b) { b.disabled = false; });
+        busy = false;
+        enable(true);
       });
       finish('Something went wrong. Start again from the site.');
     }).catch(function () { finish('Leuria stopped running. Start it again, then retry from the site.'); });

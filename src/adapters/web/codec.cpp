@@ -24,7 +24,8 @@ http::Response silent_response() {
   return r;
 }
 
-boost::system::result<json::object, http::Response> parse_body(const http::Request& req) {
+boost::system::result<json::object, http::Response> parse_body(const http::Request& req, std::size_t max_bytes) {
+  if (req.body.size() > max_bytes) return error_response(413, "Request body too large");
   auto first = req.body.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return json::object{};
   // The spec fixes the words; the reason (depth, a repeated key, UTF-8) stays out of the answer.

@@ -3,6 +3,8 @@
 #pragma once
 #include <boost/json/object.hpp>
 #include <boost/system/result.hpp>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +24,12 @@ http::Response silent_response();
 
 // ---- request bodies
 // An empty body is {}. Anything but a JSON object is 400 "Invalid JSON body".
-boost::system::result<boost::json::object, http::Response> parse_body(const http::Request& req);
+// max_bytes: a route whose body is a few fields (a claim, a decision) refuses more with 413 before
+// parsing: a tree of small values takes up to 8 times its text, and the claim is open to any page
+// the CLI engine answers.
+inline constexpr std::size_t kSmallBody = 64 * 1024;
+boost::system::result<boost::json::object, http::Response> parse_body(const http::Request& req,
+                                                                    std::size_t max_bytes = SIZE_MAX);
 
 // The closed vocabulary of needs; unknown keys and values are dropped.
 core::Needs parse_needs(const boost::json::value* v);

@@ -17,7 +17,7 @@ http::Response admin(WebContext& ctx, const http::Request& req, const core::Call
 
   const std::string& p = req.path;
   if (p == "/admin/pairing/link" && req.method == "POST") {
-    auto body = parse_body(req);
+    auto body = parse_body(req, kSmallBody);
     if (!body) return body.error();
     LinkBody link = parse_link(*body);
     auto origin = link.origin ? core::normalize_web_origin(*link.origin) : std::nullopt;
@@ -38,7 +38,7 @@ http::Response admin(WebContext& ctx, const http::Request& req, const core::Call
   constexpr std::string_view kPairing = "/admin/pairing/";
   if (p.starts_with(kPairing) && p.size() > kPairing.size() && req.method == "POST" &&
       p.find('/', kPairing.size()) == std::string::npos) {
-    auto body = parse_body(req);
+    auto body = parse_body(req, kSmallBody);
     if (!body) return body.error();
     auto allow = parse_allow(*body);
     if (!allow) return error_response(400, "allow must be true or false");

@@ -38,7 +38,7 @@ asio::awaitable<http::Response> connect_claim(WebContext& ctx, const http::Reque
   // A page that sent no Origin has nothing to pair.
   if (caller.kind != core::CallerKind::web || caller.origin.empty())
     co_return pairing_error(core::PairingError::not_web_origin);
-  auto body = parse_body(req);
+  auto body = parse_body(req, kSmallBody);
   if (!body) co_return body.error();
   ClaimBody claim = parse_claim(*body);
   // Named, not a temporary in the co_await's arguments (GCC 12 coroutine rule).
@@ -87,7 +87,7 @@ http::Response connect_decide(WebContext& ctx, const http::Request& req, const s
   if (!page_exists(ctx)) return error_response(404, "Not found");
   // Only a click on the engine's own page decides: its fetch carries the engine's Origin.
   if (caller.kind != core::CallerKind::own_page) return not_allowed_for_caller();
-  auto body = parse_body(req);
+  auto body = parse_body(req, kSmallBody);
   if (!body) return body.error();
   auto allow = parse_allow(*body);
   if (!allow) return error_response(400, "allow must be true or false");
