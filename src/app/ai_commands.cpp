@@ -185,8 +185,11 @@ boost::system::result<void, std::string> set_default_agent(const std::string& id
     auto h = home();
     auto catalog = load_catalog(h);
     if (!catalog) return catalog.error();
+    if (model && model->empty()) return std::string("--model needs a model's name.");
     if (auto llm = core::parse_llm_id(id)) {
       if (!catalog->provider(llm->first)) return "There is no model server '" + llm->first + "'; see 'leuria providers'.";
+      if (llm->second && model)
+        return "Name the model once: in the id (llm:<server>/<model>) or with --model, not both.";
     } else if (!catalog->agent(id)) {
       return "There is no AI '" + id + "'; 'leuria agents' lists them.";
     }

@@ -36,9 +36,10 @@ struct SessionLimits {
   std::size_t live_per_origin = 4;
   std::chrono::milliseconds start_timeout{60'000};
   std::chrono::milliseconds retention{300'000};  // an ended session stays readable this long
-  // ...but an origin keeps at most this many ended sessions: a page that prepares and closes in a loop
+  // ...but a site keeps at most this many ended sessions: a page that prepares and closes in a loop
   // would otherwise pile up 5 minutes of them (each with its conversation), and the lookups that walk
   // every session would slow for all sites. The oldest is forgotten first (it then answers 404).
+  // Local processes (they run as the visitor) have no such quota.
   std::size_t kept_ended_per_origin = 64;
   int default_max_turns = 10;
   std::size_t replay_bytes = 8 * 1024 * 1024;  // the current turn's chunks kept for new streams

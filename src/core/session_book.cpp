@@ -83,9 +83,17 @@ void SessionBook::ended(Session& s) {
     if (!ec) forget(id, origin);
   });
   expiry_[id] = std::move(timer);
+  // Local processes (origin "") run as the visitor, so only sites have a quota.
+  if (s.origin().empty()) return;
   auto& ended = ended_[s.origin()];
   ended.push_back(id);
-  if (ended.size() > limits_.kept_ended_per_origin) forget(ended.front(), s.origin());
+  if (ended.size() > std::max<std::size_t>(limits_.kept_ended_per_origin, 1)) {
+    // Copies: forget() erases the deque's entry, and `s` (the newest, never the one forgotten) may
+    // be the only owner left of its origin's string once sessions_ lets go of others.
+    const std::string oldest = ended.front();
+    const std::string origin = s.origin();
+    forget(oldest, origin);
+  }
 }
 
 void SessionBook::forget(const std::string& id, const std::string& origin) {

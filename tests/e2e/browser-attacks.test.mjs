@@ -189,27 +189,50 @@ describe('browser: a hostile page', { skip, timeout: 120000 }, () => {
     await logged(app, from, /event=http\.gate method=GET path=\/health caller=web status=403/);
   });
 
-  it('the approval page\'s buttons are dead for its first second, and again after it loses focus: a click aimed at the site that opened it lands on nothing', async () => {
+  it('the approval page\'s buttons are dead for its first second, and again after it loses focus or is hidden: a click aimed at the site that opened it lands on nothing', async () => {
     const { requestId: id } = await startCliClaim(cli, freshOrigin('clickjack'), { nonce: nonce() });
     const visitor = await (await browser.newContext()).newPage();
-    const opened = Date.now();
+    // The page's timers run only as the test moves its clock (installed, then paused: it does not tick).
+    const t0 = Date.parse('2026-01-01T00:00:00Z');
+    await visitor.clock.install({ time: t0 });
+    await visitor.clock.pauseAt(t0 + 1000);
     await visitor.goto(`http://127.0.0.1:${cli.port}/connect/${id}`);
     const state = () => visitor.evaluate((rid) => fetch(`/connect/${rid}/state`).then((r) => r.json()).then((j) => j.status), id);
-    assert.equal(await visitor.isDisabled('#allow'), true);
-    assert.equal(await visitor.isDisabled('#deny'), true);
+    const dead = async () => (await visitor.isDisabled('#allow')) && (await visitor.isDisabled('#deny'));
     const box = await visitor.locator('#allow').boundingBox();
-    await visitor.mouse.click(box.x + box.width / 2, box.y + box.height / 2);  // the visitor, still clicking at the site's game
+    const clickAllow = async () => {
+      await visitor.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await visitor.waitForTimeout(200);  // room for a decide the click might have sent
+    };
+    assert.equal(await dead(), true);
+    await clickAllow();  // the visitor, still clicking at the site's game
     assert.equal(await state(), 'pending');
-    await visitor.waitForSelector('#allow:not([disabled])', { timeout: 5000 });
-    assert.ok(Date.now() - opened >= 900, `alive after ${Date.now() - opened} ms`);
+    await visitor.clock.runFor(999);
+    assert.equal(await dead(), true, 'alive before a second');
+    await visitor.clock.runFor(2);
+    assert.equal(await dead(), false, 'alive after a second');
     // Focus gone (another window) and back: dead again for a second.
     await visitor.evaluate(() => window.dispatchEvent(new Event('blur')));
-    assert.equal(await visitor.isDisabled('#allow'), true);
+    assert.equal(await dead(), true);
     await visitor.evaluate(() => window.dispatchEvent(new Event('focus')));
-    assert.equal(await visitor.isDisabled('#allow'), true);
-    await visitor.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await clickAllow();
     assert.equal(await state(), 'pending');
-    await visitor.click('#allow');  // waits until it is alive, as a visitor would
+    await visitor.clock.runFor(1001);
+    assert.equal(await dead(), false);
+    // Hidden (another tab), however long, then shown: dead until a second after it is shown.
+    const visibility = (v) => visitor.evaluate((to) => {
+      Object.defineProperty(document, 'visibilityState', { get: () => to, configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    }, v);
+    await visibility('hidden');
+    assert.equal(await dead(), true);
+    await visitor.clock.runFor(5000);
+    assert.equal(await dead(), true, 'a hidden page never comes alive');
+    await visibility('visible');
+    assert.equal(await dead(), true);
+    await visitor.clock.runFor(1001);
+    assert.equal(await dead(), false);
+    await clickAllow();
     assert.ok(await poll(async () => (await state()) === 'allowed', { timeoutMs: 3000 }));
     await visitor.context().close();
   });

@@ -418,9 +418,11 @@ describe('model backend (OpenAI-compatible)', { timeout: 120000 }, () => {
     const { runCli } = await import('./helpers.mjs');
     const fs = await import('node:fs/promises');
     const before = await fs.readFile(`${eng.home}/config.json`, 'utf8');
-    for (const [id, says] of [['nope', /There is no AI 'nope'; 'leuria agents' lists them\./],
-      ['llm:nowhere/m1', /There is no model server 'nowhere'; see 'leuria providers'\./]]) {
-      const bad = await runCli(['agents', 'use', id], { home: eng.home });
+    for (const [args, says] of [[['nope'], /There is no AI 'nope'; 'leuria agents' lists them\./],
+      [['llm:nowhere/m1'], /There is no model server 'nowhere'; see 'leuria providers'\./],
+      [['llm:fake/m1', '--model', 'm2'], /Name the model once/],
+      [['llm:fake', '--model', ''], /--model needs a model's name\./]]) {
+      const bad = await runCli(['agents', 'use', ...args], { home: eng.home });
       assert.equal(bad.code, 1, bad.stderr);
       assert.match(bad.stderr, says);
       assert.equal(bad.stdout, '');

@@ -94,6 +94,10 @@ describe('refusals pass the gate', { timeout: 30000 }, () => {
     // Under the cap, the same body is read as a claim: a nonce out of shape is a 400, not a 413.
     const small = await web(eng, o, '/connect/claim', { body: { nonce: 'short', app: 'x', pad: [0, 0, 0] } });
     assertError(small, 400, { error: /nonce/i });
+    // The approval page's decision is a few fields too.
+    const own = `http://127.0.0.1:${eng.port}`;
+    const decide = await web(eng, own, '/connect/no-such-request/decide', { body: padded.replace('{', '{"allow":true,'), headers: { 'Content-Type': 'application/json' } });
+    assertError(decide, 413, { error: 'Request body too large' });
     await eng.stop();
   });
 });

@@ -325,6 +325,34 @@ TEST(SessionBook, AnOriginKeepsOnlyItsNewestEndedSessions) {
   EXPECT_TRUE(f.book->find(ids[4], "https://a.example"));
 }
 
+TEST(SessionBook, LocalProcessesHaveNoEndedQuotaAndEndingAWholeSiteAtItsQuotaIsSafe) {
+  core::SessionLimits l;
+  l.kept_ended_per_origin = 1;
+  l.live_per_origin = 8;
+  Fixture f(l);
+  std::vector<std::string> local;
+  for (int i = 0; i < 5; ++i) {
+    auto s = f.book->prepare("", {}, {});
+    ASSERT_TRUE(s);
+    local.push_back((*s)->id());
+    (*s)->end(core::SessionStatus::completed);
+  }
+  for (auto& id : local) EXPECT_TRUE(f.book->find(id, "")) << "a local process's ended sessions all stay readable";
+  // Several of a site's sessions end at once (revocation) while its quota is 1: each end forgets the one
+  // before it, sessions the loop has already passed.
+  std::vector<std::string> site;
+  for (int i = 0; i < 6; ++i) site.push_back(f.prepare()->id());
+  f.book->end_origin("https://a.example");
+  std::size_t kept = 0;
+  for (auto& id : site)
+    if (auto s = f.book->find(id, "https://a.example")) {
+      ++kept;
+      EXPECT_EQ(s->status(), core::SessionStatus::cancelled);
+    }
+  EXPECT_EQ(kept, 1u);
+  f.book.reset();  // and the book's own end (end_all) with a site at its quota
+}
+
 TEST(SessionBook, EndOriginCancelsItsLiveSessions) {
   Fixture f;
   auto a = f.prepare();

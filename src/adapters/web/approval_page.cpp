@@ -105,15 +105,15 @@ constexpr std::string_view kScript = R"JS('use strict';
   }
   // A site chose when this tab opened (its claim did) and how long its own name is: it could have the
   // visitor clicking fast where Allow then appears. The buttons come alive only after the page has
-  // been shown (and, once it lost focus, focused again) for a second, as browsers do for their own
-  // permission prompts, so a click aimed at another page lands on nothing.
+  // been shown and focused for a second (again after each loss of focus), as browsers do for their
+  // own permission prompts, so a click aimed at another page lands on nothing.
   function disarm() {
     clearTimeout(armed);
     if (!done && !busy) enable(false);
   }
   function arm() {
     disarm();
-    if (done || document.visibilityState !== 'visible') return;
+    if (done || document.visibilityState !== 'visible' || !document.hasFocus()) return;
     armed = setTimeout(function () { if (!done && !busy) enable(true); }, 1000);
   }
   document.addEventListener('visibilitychange', arm);
@@ -136,7 +136,7 @@ constexpr std::string_view kScript = R"JS('use strict';
       if (r.status === 503) return r.json().then(function (j) {
         status.textContent = j.error;  // not saved: nothing changed, so the visitor may answer again
         busy = false;
-        enable(true);
+        arm();
       });
       finish('Something went wrong. Start again from the site.');
     }).catch(function () { finish('Leuria stopped running. Start it again, then retry from the site.'); });

@@ -92,6 +92,10 @@ void PageSocketLink::handle(const std::string& text, core::Session& session) {
   const bool declaration = std::holds_alternative<RegisterTool>(message) ||
                            std::holds_alternative<RegisterResource>(message) ||
                            std::holds_alternative<RegisterPrompt>(message);
+  if (declaration && core::is_final(session.status())) {  // read just before the channel closed
+    enqueue(encode_error("The session has ended"));
+    return;
+  }
   if (declaration && text.size() > kMaxDeclarationBytes) {
     enqueue(encode_error("Declaration too large: at most " + std::to_string(kMaxDeclarationBytes / 1024) + " KB"));
     return;
