@@ -207,13 +207,16 @@ describe('gate (CLI engine)', { timeout: 60000 }, () => {
       }
     });
 
-    it('a body of exactly 16 MiB is accepted', async () => {
-      const head = '{"nonce":"bad","pad":"';
+    it('a body of exactly 16 MiB is accepted (read and parsed: a prepare\'s), where a claim takes 64 KB', async () => {
+      const head = '{"prompt":42,"pad":"';
       const tail = '"}';
       const body = head + 'a'.repeat(16777216 - head.length - tail.length) + tail;
       assert.equal(Buffer.byteLength(body), 16777216);
-      const r = await web(eng, WEB, '/connect/claim', { method: 'POST', body, headers: { 'Content-Type': 'application/json' }, timeoutMs: 20000 });
-      assertError(r, 400, { error: /nonce/i });
+      const r = await local(eng, '/session/prepare', { method: 'POST', body, headers: { 'Content-Type': 'application/json' }, timeoutMs: 20000 });
+      assertError(r, 400, { error: 'prompt must be a non-empty string' });
+      // A claim is a few fields: the same size is refused before it is parsed.
+      const claim = await web(eng, WEB, '/connect/claim', { method: 'POST', body, headers: { 'Content-Type': 'application/json' }, timeoutMs: 20000 });
+      assertError(claim, 413, { error: 'Request body too large' });
     });
 
     it('reads chunked bodies', async () => {
