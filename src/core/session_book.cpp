@@ -88,8 +88,8 @@ void SessionBook::ended(Session& s) {
   auto& ended = ended_[s.origin()];
   ended.push_back(id);
   if (ended.size() > std::max<std::size_t>(limits_.kept_ended_per_origin, 1)) {
-    // Copies: forget() erases the deque's entry, and `s` (the newest, never the one forgotten) may
-    // be the only owner left of its origin's string once sessions_ lets go of others.
+    // A copy: forget() erases the deque entry a reference would point into. (The session forgotten is
+    // the oldest, never `s`, whose end() is running: the quota is at least 1.)
     const std::string oldest = ended.front();
     const std::string origin = s.origin();
     forget(oldest, origin);

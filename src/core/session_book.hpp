@@ -1,5 +1,6 @@
 // All sessions: created, found by id for their owner only, limited per origin, kept readable for
-// a while after they end (at most limits.kept_ended_per_origin of a site's), and ended together when a site's grant or AI changes.
+// a while after they end (at most limits.kept_ended_per_origin of a site's), and ended together
+// when a site's grant or AI changes.
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
