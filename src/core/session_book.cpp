@@ -91,8 +91,7 @@ void SessionBook::ended(Session& s) {
     // A copy: forget() erases the deque entry a reference would point into. (The session forgotten is
     // the oldest, never `s`, whose end() is running: the quota is at least 1.)
     const std::string oldest = ended.front();
-    const std::string origin = s.origin();
-    forget(oldest, origin);
+    forget(oldest, s.origin());
   }
 }
 
