@@ -11,6 +11,16 @@ namespace leuria::core {
 
 namespace asio = boost::asio;
 
+namespace {
+// "10 minutes", "1 minute", "45 seconds": the call timeout, as the AI reads it (shorter ones are tests').
+std::string in_words(std::chrono::milliseconds d) {
+  const auto ms = d.count();
+  const bool minutes = ms >= 60'000 && ms % 60'000 == 0;
+  const auto n = minutes ? ms / 60'000 : (ms + 999) / 1000;
+  return std::to_string(n) + (minutes ? " minute" : " second") + (n == 1 ? "" : "s");
+}
+}  // namespace
+
 bool valid_tool_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
@@ -132,7 +142,7 @@ std::string PageTools::start(PageCall::Kind kind, std::string name, std::string 
       return now(PageAnswer::Status::cancelled, "The call was cancelled");
     }
   }
-  if (pending_.size() >= kMaxPendingCalls) return now(PageAnswer::Status::failed, "Too many calls are waiting for the page");
+  if (pending_.size() >= kMaxPendingCalls) return now(PageAnswer::Status::busy, "Too many calls are waiting for the page");
   PageCall call{kind, "c" + std::to_string(next_call_++) + "-" + call_salt_, std::move(name),
                 std::move(arguments_json)};
   pending_.push_back(
@@ -156,8 +166,7 @@ void PageTools::arm_deadline() {
 
 void PageTools::expire() {
   const auto now = std::chrono::steady_clock::now();
-  const std::string text =
-      "The page did not answer within " + std::to_string(call_timeout_.count() / 60000) + " minutes";
+  const std::string text = "The page did not answer within " + in_words(call_timeout_);
   // One at a time from the front: a handler may start a call, which goes to the back.
   while (!pending_.empty() && pending_.front().deadline <= now) {
     AnswerHandler done = std::move(pending_.front().done);

@@ -48,8 +48,10 @@ struct PageCall {
 };
 
 struct PageAnswer {
-  enum class Status { answered, failed, not_connected, timed_out, ended, cancelled } status = Status::answered;
-  std::string text;   // answered: a string result as is, anything else as JSON text; failed: the page's error
+  // failed and timed_out: the page was asked and its tool failed or did not answer in time (MCP: a result
+  // with isError). busy, not_connected, ended: the call never reached the page (MCP: a JSON-RPC error).
+  enum class Status { answered, failed, not_connected, timed_out, ended, cancelled, busy } status = Status::answered;
+  std::string text;   // answered: a string result as is, anything else as JSON text; else why, in words
   std::string json;   // answered: the result as JSON text (resources and prompts are structured)
 };
 

@@ -97,7 +97,7 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     assert.deepEqual(await client.ping(), {});
   });
 
-  it('tools/call through the SDK: string as is, object as JSON text, page error → JSON-RPC error -32000, unknown tool → error', async () => {
+  it('tools/call through the SDK: string as is, object as JSON text, page error → a result with isError, unknown tool → error', async () => {
     const results = { s: 'just text', o: { name: 'Celadon mug', price: 24 }, a: [1, 'two', null], b: true };
     const { eng, token } = await setup({
       tools: [{ name: 'answer', inputSchema: { type: 'object', properties: { k: { type: 'string' } } } }],
@@ -117,8 +117,9 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
       assert.equal(r.content[0].type, 'text');
       assert.deepEqual(JSON.parse(r.content[0].text), results[k], r.content[0].text);
     }
-    await rejectsWith(call('err'), -32000, 'The catalog is offline.');
-    await rejectsWith(call('errobj'), -32000, 'No such mug.');
+    // MCP: a tool that ran and failed is a result with isError (clients show it to the model), not a JSON-RPC error.
+    assert.deepEqual(await call('err'), { content: [{ type: 'text', text: 'The catalog is offline.' }], isError: true });
+    assert.deepEqual(await call('errobj'), { content: [{ type: 'text', text: 'No such mug.' }], isError: true });
     const unk = await client.callTool({ name: 'nope', arguments: {} }).then((r) => ({ result: r }), (e) => ({ error: e }));
     assert.ok(unk.error || unk.result?.isError === true, `unknown tool must fail: ${JSON.stringify(unk.result)}`);
   });
@@ -450,7 +451,8 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     const r = await client.callTool({ name: 'lookup', arguments: { query: 'mug' } });
     assert.deepEqual(JSON.parse(r.content[0].text), { hits: ['mug'] });
     assert.equal(r.isError, false);
-    await rejectsWith(client.callTool({ name: 'lookup', arguments: { query: 'fail' } }), -32000, 'Nothing found.');
+    assert.deepEqual(await client.callTool({ name: 'lookup', arguments: { query: 'fail' } }),
+      { content: [{ type: 'text', text: 'Nothing found.' }], isError: true });
     await rejectsWith(client.request({ method: 'no/such', params: {} }, EmptyResultSchema), -32601);
     assert.deepEqual(await client.ping(), {});
     assert.equal(page.calls.length, 2);

@@ -107,7 +107,7 @@ describe('whole turns with a page tool call', { timeout: 300000 }, () => {
       const tc1 = await turnDone(eng, stream, 15000);
       assert.match(tc1.data.text, /tool error: .*The catalog is offline\./, tc1.data.text);
       const mcpErr = eng.readLog().find((e) => e.kind === 'mcp-call');
-      assert.equal(mcpErr.code, -32000, JSON.stringify(mcpErr));
+      assert.deepEqual(mcpErr.result, { content: [{ type: 'text', text: 'The catalog is offline.' }], isError: true }, JSON.stringify(mcpErr));
       assert.equal((await api.prompt(sid, { prompt: 'second' })).status, 200);
       const tc2 = await stream.waitFor((e) => e.event === 'turn_completed' && e.data.text.includes('second'), 15000);
       const line = tc2.data.text.split('\n').find((l) => l.startsWith('tool result: '));

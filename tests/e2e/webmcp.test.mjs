@@ -296,12 +296,9 @@ describe('page tools: the WebMCP channel (page side)', { timeout: 120000 }, () =
     assert.equal(o.isError, false);
     assert.deepEqual(JSON.parse(o.content[0].text), answers.obj);
     assert.deepEqual(JSON.parse((await call('num')).rpc.result.content[0].text), 42);
-    const e1 = (await call('errs')).rpc;
-    assert.equal(e1.error?.code, -32000, JSON.stringify(e1));
-    assert.equal(e1.error.message, 'The catalog is offline.');
-    const e2 = (await call('errm')).rpc;
-    assert.equal(e2.error?.code, -32000, JSON.stringify(e2));
-    assert.equal(e2.error.message, 'Out of stock.');
+    // The page's error, as a string or { message }: a tool call that failed, a result with isError.
+    assert.deepEqual((await call('errs')).rpc.result, { content: [{ type: 'text', text: 'The catalog is offline.' }], isError: true });
+    assert.deepEqual((await call('errm')).rpc.result, { content: [{ type: 'text', text: 'Out of stock.' }], isError: true });
     assert.equal(page.sock.closeInfo, null);
     page.close();
   });
@@ -401,8 +398,9 @@ describe('page tools: the WebMCP channel (page side)', { timeout: 120000 }, () =
     const r = await mcp.call('tools/call', { name: 'lookup', arguments: { query: 'slow' } }, { timeoutMs: 8000 });
     const ms = Date.now() - t0;
     assert.ok(ms >= 500 && ms < 5000, `answered after ${ms} ms (toolCallMs 600)`);
-    const failed = r.rpc?.error || r.rpc?.result?.isError === true;
-    assert.ok(failed, `the timeout reaches the AI as an error: ${r.status} ${r.body}`);
+    // The page was asked and did not answer: a failed tool call (isError), which MCP clients show the model.
+    assert.equal(r.rpc?.result?.isError, true, `the timeout reaches the AI as a failed call: ${r.status} ${r.body}`);
+    assert.equal(r.rpc.result.content[0].text, 'The page did not answer within 1 second');
     assert.equal(page.calls.length, 1);
     // a late answer is harmless, and the channel stays usable
     page.send({ type: 'toolResponse', id: page.calls[0].id, result: 'too late' });
@@ -443,7 +441,8 @@ describe('page tools: the WebMCP channel (page side)', { timeout: 120000 }, () =
     page.sock.terminate();
     const r = await pending;
     assert.ok(Date.now() - t0 < 3000, `failed ${Date.now() - t0} ms after the drop`);
-    assert.ok(r.rpc?.error || r.rpc?.result?.isError, r.body);
+    assert.equal(r.rpc?.error?.code, -32001, r.body);  // the page went away: the call never got an answer
+    assert.equal(r.rpc.error.message, 'The page disconnected before it answered');
   });
 
   it('sessions are separate: one page\'s channel token sees only its own tools', async () => {

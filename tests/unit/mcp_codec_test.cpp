@@ -74,6 +74,9 @@ TEST(McpCodec, AToolResultBuiltAsTextIsTheMcpResult) {
   a.text = "caf\xc3\xa9 \"quoted\"\n";
   EXPECT_EQ(json::parse(mcp_server::tool_result(a)),
             json::parse(R"({"content":[{"type":"text","text":"café \"quoted\"\n"}],"isError":false})"));
+  a.text = "The catalog is offline.";
+  EXPECT_EQ(json::parse(mcp_server::tool_result(a, true)),
+            json::parse(R"({"content":[{"type":"text","text":"The catalog is offline."}],"isError":true})"));
 }
 
 TEST(McpCodec, AMessagesKindIsReadFromItsMembers) {

@@ -140,6 +140,7 @@ TEST(PageTools, CallsTimeOutInTheirOrderOnOneTimer) {
   ioc.run_for(700ms);  // 1.2 s: the first is over its time, the second (1.5 s) is not
   ASSERT_EQ(first->size(), 1u);
   EXPECT_EQ((*first)[0].status, core::PageAnswer::Status::timed_out);
+  EXPECT_EQ((*first)[0].text, "The page did not answer within 1 second");
   EXPECT_TRUE(second->empty());
   ioc.restart();
   ioc.run_for(600ms);
@@ -166,6 +167,7 @@ TEST(PageTools, AtMost64CallsWaitAndTheSessionsEndFailsThemAtOnce) {
   auto refused = start(*f.tools);
   ASSERT_EQ(refused->size(), 1u);  // before start() returned
   EXPECT_EQ((*refused)[0].text, "Too many calls are waiting for the page");
+  EXPECT_EQ((*refused)[0].status, core::PageAnswer::Status::busy);  // never reached the page: not the tool's failure
   EXPECT_EQ(link->calls.size(), core::kMaxPendingCalls);
   f.tools->end();
   for (auto& w : waiting) {

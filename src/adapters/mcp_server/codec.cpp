@@ -158,12 +158,12 @@ std::optional<ScannedCall> scan_tool_call(std::string_view body) {
 
 // Built as text: the tree, its serialization and the JSON-RPC envelope's were about 7,000 of a tool
 // call's 78,000 instructions (bench scenario 4, callgrind).
-std::string tool_result(const core::PageAnswer& a) {
+std::string tool_result(const core::PageAnswer& a, bool is_error) {
   std::string out;
   out.reserve(a.text.size() + 64);
   out += R"({"content":[{"type":"text","text":)";
   jsonio::append_string(out, a.text);
-  out += R"(}],"isError":false})";
+  out += is_error ? R"(}],"isError":true})" : R"(}],"isError":false})";
   return out;
 }
 

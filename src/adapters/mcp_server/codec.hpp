@@ -41,8 +41,9 @@ std::optional<ScannedCall> scan_tool_call(std::string_view body);
 std::optional<NamedCall> parse_resource_read(const boost::json::value& params);
 std::optional<NamedCall> parse_prompt_get(const boost::json::value& params);
 
-// A call's result, as JSON text: a tool call's answer is built without a tree.
-std::string tool_result(const core::PageAnswer& a);
+// A call's result, as JSON text: a tool call's answer is built without a tree. `is_error`: the page's
+// tool failed or did not answer in time, which MCP reports as a result (clients give it to the model).
+std::string tool_result(const core::PageAnswer& a, bool is_error = false);
 std::string resource_result(const std::string& uri, const core::PageAnswer& a);
 std::string prompt_result(const core::PageAnswer& a);
 

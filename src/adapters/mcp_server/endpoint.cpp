@@ -58,7 +58,7 @@ http::Response rpc_error(unsigned status, const json::value& id, int code, std::
 }
 
 constexpr int kNotConnected = -32001;
-constexpr int kPageError = -32000;
+constexpr int kPageError = -32000;  // a resource or prompt the page failed, or a call that never reached it
 constexpr int kCancelled = -32800;  // a JSON answer must hold something; an event stream ends with none
 
 bool accepts_sse(const http::Request& req) {
@@ -69,9 +69,14 @@ bool accepts_sse(const http::Request& req) {
 // The JSON-RPC answer to a call, from the page's answer. `id` is the request's id as JSON text.
 std::string answer_text(core::PageCall::Kind kind, const std::string& name, const std::string& id,
                         const core::PageAnswer& a) {
-  if (a.status == core::PageAnswer::Status::cancelled) return rpc_error_text(id, kCancelled, a.text);
-  if (a.status != core::PageAnswer::Status::answered)
-    return rpc_error_text(id, a.status == core::PageAnswer::Status::not_connected ? kNotConnected : kPageError, a.text);
+  using Status = core::PageAnswer::Status;
+  if (a.status == Status::cancelled) return rpc_error_text(id, kCancelled, a.text);
+  // MCP: a tool that ran and failed is a result with isError, which clients should show the model so it
+  // can try again; a JSON-RPC error (the call never reached the page) they may keep from it.
+  if (kind == core::PageCall::Kind::tool && (a.status == Status::failed || a.status == Status::timed_out))
+    return rpc_result_text(id, tool_result(a, true));
+  if (a.status != Status::answered)
+    return rpc_error_text(id, a.status == Status::not_connected ? kNotConnected : kPageError, a.text);
   if (kind == core::PageCall::Kind::tool) return rpc_result_text(id, tool_result(a));
   if (kind == core::PageCall::Kind::resource) return rpc_result_text(id, resource_result(name, a));
   return rpc_result_text(id, prompt_result(a));
