@@ -11,15 +11,13 @@ namespace leuria::core {
 
 namespace asio = boost::asio;
 
-namespace {
-// "10 minutes", "1 minute", "45 seconds": the call timeout, as the AI reads it (shorter ones are tests').
-std::string in_words(std::chrono::milliseconds d) {
-  const auto ms = d.count();
-  const bool minutes = ms >= 60'000 && ms % 60'000 == 0;
-  const auto n = minutes ? ms / 60'000 : (ms + 999) / 1000;
-  return std::to_string(n) + (minutes ? " minute" : " second") + (n == 1 ? "" : "s");
+std::string duration_in_words(std::chrono::milliseconds d) {
+  auto say = [](long long n, const char* unit) { return std::to_string(n) + unit + (n == 1 ? "" : "s"); };
+  const long long ms = d.count();
+  if (ms > 0 && ms % 60'000 == 0) return say(ms / 60'000, " minute");
+  if (ms > 0 && ms % 1000 == 0) return say(ms / 1000, " second");
+  return say(ms, " millisecond");
 }
-}  // namespace
 
 bool valid_tool_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
@@ -56,7 +54,7 @@ void PageTools::detach(const PageLink* link) {
   if (link_.get() != link) return;
   link_.reset();
   // The socket that would carry the answers is gone: the calls it carried fail now, not in 10 minutes.
-  fail_all(PageAnswer{PageAnswer::Status::not_connected, "The page disconnected before it answered", {}});
+  fail_all(PageAnswer{PageAnswer::Status::dropped, "The page disconnected before it answered", {}});
 }
 
 void PageTools::fail_all(const PageAnswer& a) {
@@ -166,7 +164,7 @@ void PageTools::arm_deadline() {
 
 void PageTools::expire() {
   const auto now = std::chrono::steady_clock::now();
-  const std::string text = "The page did not answer within " + in_words(call_timeout_);
+  const std::string text = "The page did not answer within " + duration_in_words(call_timeout_);
   // One at a time from the front: a handler may start a call, which goes to the back.
   while (!pending_.empty() && pending_.front().deadline <= now) {
     AnswerHandler done = std::move(pending_.front().done);

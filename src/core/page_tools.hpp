@@ -48,9 +48,10 @@ struct PageCall {
 };
 
 struct PageAnswer {
-  // failed and timed_out: the page was asked and its tool failed or did not answer in time (MCP: a result
-  // with isError). busy, not_connected, ended: the call never reached the page (MCP: a JSON-RPC error).
-  enum class Status { answered, failed, not_connected, timed_out, ended, cancelled, busy } status = Status::answered;
+  // failed, timed_out, dropped, and ended once sent: the page was sent the call and it came back without a
+  // result (its error; no answer in time; the page gone, or the session over, before it answered). busy,
+  // not_connected: refused before the page was asked. A door may tell the two apart (MCP does).
+  enum class Status { answered, failed, not_connected, timed_out, dropped, ended, cancelled, busy } status = Status::answered;
   std::string text;   // answered: a string result as is, anything else as JSON text; else why, in words
   std::string json;   // answered: the result as JSON text (resources and prompts are structured)
 };
@@ -65,6 +66,10 @@ class PageLink {
 
 // Tool names the page may declare: what every agent can put after mcp__webmcp__.
 bool valid_tool_name(std::string_view name);
+
+// "10 minutes", "1 minute", "90 seconds", "600 milliseconds": a call timeout, exactly, as the AI reads it
+// (one under a minute is a test's).
+std::string duration_in_words(std::chrono::milliseconds d);
 
 class PageTools final : public ToolRegistry, public std::enable_shared_from_this<PageTools> {
  public:

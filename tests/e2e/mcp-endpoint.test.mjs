@@ -124,6 +124,15 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     assert.ok(unk.error || unk.result?.isError === true, `unknown tool must fail: ${JSON.stringify(unk.result)}`);
   });
 
+  it('a call waiting on the page when its session ends: a failed tool call saying so', async () => {
+    const { eng, token, api, sid, page } = await setup({ handler: () => PageChannel.NO_ANSWER });
+    const { client } = await sdkClient(eng, token);
+    const pending = client.callTool({ name: 'lookup', arguments: { query: 'x' } });
+    await page.waitFor('callTool', 3000);
+    assert.equal((await api.close(sid)).status, 200);
+    assert.deepEqual(await pending, { content: [{ type: 'text', text: 'The session has ended' }], isError: true });
+  });
+
   it('not connected: a call while the page has no channel fails at once with -32001', async () => {
     const { eng, token, page } = await setup();
     const { client } = await sdkClient(eng, token);
@@ -135,11 +144,13 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     assert.ok(Date.now() - t0 < 2000, `${Date.now() - t0} ms`);
   });
 
-  it('resources and prompts round trips through the SDK', async () => {
+  it('resources and prompts round trips through the SDK; one the page fails is a JSON-RPC error -32000', async () => {
     const { eng, token, page } = await setup({
       resources: [{ uri: 'page://cart', name: 'cart', description: 'The cart.', mimeType: 'application/json' }],
       prompts: [{ name: 'summarize', description: 'Summarize a topic.', arguments: [{ name: 'topic', description: 'What', required: true }] }],
       handler: (m) => {
+        if (m.type === 'readResource' && m.uri === 'page://gone') throw new Error('No such page.');
+        if (m.type === 'getPrompt' && m.arguments.topic === 'fail') return { error: { message: 'No summary today.' } };
         if (m.type === 'readResource') return { contents: [{ uri: m.uri, mimeType: 'application/json', text: '{"items":2}' }] };
         if (m.type === 'getPrompt') return { description: 'Summary', messages: [{ role: 'user', content: { type: 'text', text: `Summarize ${m.arguments.topic}` } }] };
         return 'ok';
@@ -159,6 +170,9 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     assert.deepEqual(gp.messages, [{ role: 'user', content: { type: 'text', text: 'Summarize mugs' } }]);
     const g = page.messages.find((m) => m.type === 'getPrompt');
     assert.deepEqual({ name: g.name, arguments: g.arguments }, { name: 'summarize', arguments: { topic: 'mugs' } });
+    // Resources and prompts have no failed result in MCP: the page's error is a JSON-RPC error.
+    await rejectsWith(client.readResource({ uri: 'page://gone' }), -32000, 'No such page.');
+    await rejectsWith(client.getPrompt({ name: 'summarize', arguments: { topic: 'fail' } }), -32000, 'No summary today.');
   });
 
   it('version negotiation: each supported version is echoed; an unknown one gets the latest (2025-06-18)', async () => {

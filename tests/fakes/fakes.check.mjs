@@ -227,7 +227,7 @@ test("anthropic + gemini servers answer their side calls", async () => {
   await g.close();
 });
 
-test("fake ACP agent: mcp-call over HTTP (SDK MCP server) and over stdio; page error → tool error", async (t) => {
+test("fake ACP agent: mcp-call over HTTP (SDK MCP server) and over stdio; a failed call or an MCP error → tool error", async (t) => {
   const http = await import("node:http");
   const { Server } = await import("@modelcontextprotocol/sdk/server/index.js");
   const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
@@ -239,7 +239,9 @@ test("fake ACP agent: mcp-call over HTTP (SDK MCP server) and over stdio; page e
     const server = new Server({ name: "webmcp", version: "1" }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "lookup", inputSchema: { type: "object" } }] }));
     server.setRequestHandler(CallToolRequestSchema, async (r) => {
-      if (r.params.arguments.query === "fail") throw new McpError(-32000, "The catalog is offline.");
+      // As the engine answers: a page's error is a failed call (isError); a page gone before the call, an MCP error.
+      if (r.params.arguments.query === "fail") return { content: [{ type: "text", text: "The catalog is offline." }], isError: true };
+      if (r.params.arguments.query === "offline") throw new McpError(-32001, "The page is not connected");
       return { content: [{ type: "text", text: `found ${r.params.arguments.query}` }], isError: false };
     });
     const tr = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -270,7 +272,10 @@ test("fake ACP agent: mcp-call over HTTP (SDK MCP server) and over stdio; page e
   assert.deepEqual(a.log().find((e) => e.kind === "mcp-tools").tools.map((x) => x.name), ["lookup"]);
 
   const b = await run({ FAKE_ACP_CALL_ARGS: '{"query":"fail"}' }, httpEntry);
-  assert.match(text(b.updates), /^echo: go\ntool error: MCP error -32000: .*The catalog is offline\.$/);
+  assert.equal(text(b.updates), "echo: go\ntool error: The catalog is offline.");
+  assert.equal(b.updates.filter((u) => u.sessionUpdate === "tool_call_update").at(-1).status, "failed");
+  const gone = await run({ FAKE_ACP_CALL_ARGS: '{"query":"offline"}' }, httpEntry);
+  assert.match(text(gone.updates), /^echo: go\ntool error: MCP error -32001: .*The page is not connected$/);
 
   // stdio: a tiny MCP stdio server that checks its env
   const dir = mkdtempSync(join(tmpdir(), "fake-mcp-stdio-"));

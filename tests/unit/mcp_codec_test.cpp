@@ -79,6 +79,37 @@ TEST(McpCodec, AToolResultBuiltAsTextIsTheMcpResult) {
             json::parse(R"({"content":[{"type":"text","text":"The catalog is offline."}],"isError":true})"));
 }
 
+// MCP's split: a tool call the page was sent that came back without a result is a failed call (isError);
+// one refused before the page was asked, and any resource or prompt that failed, a JSON-RPC error.
+TEST(McpCodec, ACallsAnswerIsAFailedToolCallOnlyWhenThePageWasAskedForATool) {
+  using S = core::PageAnswer::Status;
+  using K = core::PageCall::Kind;
+  auto answer = [](K kind, S status) {
+    return json::parse(mcp_server::call_answer(kind, "test://r", "7", core::PageAnswer{status, "why", {}}));
+  };
+  auto failed_call = json::parse(R"({"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"why"}],"isError":true}})");
+  auto error = [](int code) {
+    return json::value{{"jsonrpc", "2.0"}, {"id", 7}, {"error", {{"code", code}, {"message", "why"}}}};
+  };
+  for (S s : {S::failed, S::timed_out, S::dropped, S::ended}) EXPECT_EQ(answer(K::tool, s), failed_call);
+  EXPECT_EQ(answer(K::tool, S::busy), error(-32000));
+  EXPECT_EQ(answer(K::tool, S::not_connected), error(-32001));
+  EXPECT_EQ(answer(K::tool, S::cancelled), error(-32800));
+  for (K k : {K::resource, K::prompt}) {
+    EXPECT_EQ(answer(k, S::failed), error(-32000));
+    EXPECT_EQ(answer(k, S::timed_out), error(-32000));
+    EXPECT_EQ(answer(k, S::ended), error(-32000));
+    EXPECT_EQ(answer(k, S::busy), error(-32000));
+    EXPECT_EQ(answer(k, S::dropped), error(-32001));
+    EXPECT_EQ(answer(k, S::not_connected), error(-32001));
+  }
+  core::PageAnswer ok{S::answered, "found", "\"found\""};
+  EXPECT_EQ(json::parse(mcp_server::call_answer(K::tool, "lookup", "\"a\"", ok)),
+            json::parse(R"({"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"found"}],"isError":false}})"));
+  EXPECT_EQ(json::parse(mcp_server::call_answer(K::resource, "test://r", "1", ok)),
+            json::parse(R"({"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"test://r","text":"found"}]}})"));
+}
+
 TEST(McpCodec, AMessagesKindIsReadFromItsMembers) {
   using K = mcp_server::MessageKind;
   auto kind = [](const char* text) { return mcp_server::message_kind(json::parse(text).as_object()); };

@@ -88,6 +88,7 @@ TEST(PageTools, ADroppedSocketFailsItsCallsAndANewOneReplacesTheOld) {
   f.ioc.poll();
   ASSERT_TRUE(*slot);
   EXPECT_TRUE((*slot)->is_error);
+  EXPECT_EQ((*slot)->text, "The page disconnected before it answered");
   auto a = std::make_shared<Link>(), b = std::make_shared<Link>();
   f.tools->attach(a);
   f.tools->attach(b);
@@ -107,6 +108,30 @@ std::shared_ptr<std::vector<core::PageAnswer>> start(core::PageTools& tools, std
   return got;
 }
 }  // namespace
+
+TEST(PageTools, ACallsFailureSaysWhetherThePageWasAsked) {
+  Fixture f;
+  EXPECT_EQ((*start(*f.tools))[0].status, core::PageAnswer::Status::not_connected);  // refused: never sent
+  auto link = std::make_shared<Link>();
+  f.tools->attach(link);
+  auto sent = start(*f.tools);
+  f.tools->detach(link.get());
+  ASSERT_EQ(sent->size(), 1u);
+  EXPECT_EQ((*sent)[0].status, core::PageAnswer::Status::dropped);  // sent, and the page went away
+  f.tools->attach(link);
+  auto at_end = start(*f.tools);
+  f.tools->end();
+  ASSERT_EQ(at_end->size(), 1u);
+  EXPECT_EQ((*at_end)[0].status, core::PageAnswer::Status::ended);
+}
+
+TEST(PageTools, TheTimeoutIsSaidExactly) {
+  EXPECT_EQ(core::duration_in_words(600'000ms), "10 minutes");
+  EXPECT_EQ(core::duration_in_words(60'000ms), "1 minute");
+  EXPECT_EQ(core::duration_in_words(90'000ms), "90 seconds");
+  EXPECT_EQ(core::duration_in_words(1000ms), "1 second");
+  EXPECT_EQ(core::duration_in_words(600ms), "600 milliseconds");
+}
 
 TEST(PageTools, TheAnswerHandlerRunsAsTheAnswerIsReadAndOnlyOnce) {
   Fixture f;

@@ -180,6 +180,49 @@ std::string prompt_result(const core::PageAnswer& a) {
       {"messages", json::array{json::object{{"role", "user"}, {"content", json::object{{"type", "text"}, {"text", a.text}}}}}}});
 }
 
+std::string rpc_result_text(std::string_view id, std::string_view result) {
+  std::string out;
+  out.reserve(id.size() + result.size() + 32);
+  out += R"({"jsonrpc":"2.0","id":)";
+  out += id;
+  out += R"(,"result":)";
+  out += result;
+  out += '}';
+  return out;
+}
+
+std::string rpc_error_text(std::string_view id, int code, std::string_view message) {
+  std::string out = R"({"jsonrpc":"2.0","id":)";
+  out += id;
+  out += R"(,"error":{"code":)";
+  out += std::to_string(code);
+  out += R"(,"message":)";
+  jsonio::append_string(out, message);
+  out += "}}";
+  return out;
+}
+
+std::string call_answer(core::PageCall::Kind kind, const std::string& name, std::string_view id,
+                        const core::PageAnswer& a) {
+  using Status = core::PageAnswer::Status;
+  using Kind = core::PageCall::Kind;
+  switch (a.status) {
+    case Status::answered: break;
+    case Status::cancelled: return rpc_error_text(id, kCancelled, a.text);
+    case Status::busy: return rpc_error_text(id, kPageError, a.text);
+    case Status::not_connected: return rpc_error_text(id, kNotConnected, a.text);
+    case Status::failed:
+    case Status::timed_out:
+    case Status::dropped:
+    case Status::ended:
+      if (kind == Kind::tool) return rpc_result_text(id, tool_result(a, true));
+      return rpc_error_text(id, a.status == Status::dropped ? kNotConnected : kPageError, a.text);
+  }
+  if (kind == Kind::tool) return rpc_result_text(id, tool_result(a));
+  if (kind == Kind::resource) return rpc_result_text(id, resource_result(name, a));
+  return rpc_result_text(id, prompt_result(a));
+}
+
 MessageKind message_kind(const json::object& message) {
   const json::value* method = message.if_contains("method");
   const bool has_id = message.contains("id");

@@ -5,6 +5,7 @@
 #include <boost/json/value.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/page_tools.hpp"
 
@@ -41,11 +42,27 @@ std::optional<ScannedCall> scan_tool_call(std::string_view body);
 std::optional<NamedCall> parse_resource_read(const boost::json::value& params);
 std::optional<NamedCall> parse_prompt_get(const boost::json::value& params);
 
-// A call's result, as JSON text: a tool call's answer is built without a tree. `is_error`: the page's
-// tool failed or did not answer in time, which MCP reports as a result (clients give it to the model).
+// A call's result, as JSON text: a tool call's answer is built without a tree. `is_error`: a failed
+// tool call, which MCP reports as a result (clients give it to the model).
 std::string tool_result(const core::PageAnswer& a, bool is_error = false);
 std::string resource_result(const std::string& uri, const core::PageAnswer& a);
 std::string prompt_result(const core::PageAnswer& a);
+
+// JSON-RPC answers as text around an id (JSON text) and a result already written.
+std::string rpc_result_text(std::string_view id, std::string_view result);
+std::string rpc_error_text(std::string_view id, int code, std::string_view message);
+
+inline constexpr int kNotConnected = -32001;  // no page connected, or it went away before answering
+inline constexpr int kPageError = -32000;     // a resource or prompt that failed; too many calls waiting
+inline constexpr int kCancelled = -32800;     // a JSON answer must hold something; an event stream ends with none
+
+// The JSON-RPC answer to a call of `kind` (`name`: a resource's uri) with request id `id` (JSON text),
+// from the page's answer. MCP's split: a tool call the page was sent that came back without a result
+// (its error, no answer in time, the page or the session gone first) is a failed call, a result with
+// isError, which clients should show the model so it can try again; a call refused before the page
+// was asked (too many waiting, no page), and any resource or prompt that failed, a JSON-RPC error.
+std::string call_answer(core::PageCall::Kind kind, const std::string& name, std::string_view id,
+                        const core::PageAnswer& a);
 
 boost::json::value list_changed_notification();
 

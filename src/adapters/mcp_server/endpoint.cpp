@@ -9,7 +9,6 @@
 #include "core/host.hpp"
 #include "core/random.hpp"
 #include "json/read.hpp"
-#include "json/write.hpp"
 
 namespace leuria::mcp_server {
 
@@ -24,31 +23,8 @@ http::Response plain_error(unsigned status, std::string_view message) {
   return json_http(status, json::object{{"error", message}});
 }
 
-// The JSON-RPC answers, as text around an id and a result already written: a call's answer is built
-// without a tree.
-std::string rpc_result_text(std::string_view id, std::string_view result) {
-  std::string out;
-  out.reserve(id.size() + result.size() + 32);
-  out += R"({"jsonrpc":"2.0","id":)";
-  out += id;
-  out += R"(,"result":)";
-  out += result;
-  out += '}';
-  return out;
-}
-
-std::string rpc_error_text(std::string_view id, int code, std::string_view message) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
-  out += id;
-  out += R"(,"error":{"code":)";
-  out += std::to_string(code);
-  out += R"(,"message":)";
-  jsonio::append_string(out, message);
-  out += "}}";
-  return out;
-}
-
-// The same for the answers post() makes from a tree (everything but a page's call).
+// The JSON-RPC answers post() makes from a tree (everything but a page's call, which codec.cpp's
+// call_answer builds as text).
 http::Response rpc_result(const json::value& id, const json::value& result) {
   return http::json_text_response(200, rpc_result_text(json::serialize(id), json::serialize(result)));
 }
@@ -57,29 +33,9 @@ http::Response rpc_error(unsigned status, const json::value& id, int code, std::
   return http::json_text_response(status, rpc_error_text(json::serialize(id), code, message));
 }
 
-constexpr int kNotConnected = -32001;
-constexpr int kPageError = -32000;  // a resource or prompt the page failed, or a call that never reached it
-constexpr int kCancelled = -32800;  // a JSON answer must hold something; an event stream ends with none
-
 bool accepts_sse(const http::Request& req) {
   auto accept = req.header("accept");
   return accept && accept->find("text/event-stream") != std::string_view::npos;
-}
-
-// The JSON-RPC answer to a call, from the page's answer. `id` is the request's id as JSON text.
-std::string answer_text(core::PageCall::Kind kind, const std::string& name, const std::string& id,
-                        const core::PageAnswer& a) {
-  using Status = core::PageAnswer::Status;
-  if (a.status == Status::cancelled) return rpc_error_text(id, kCancelled, a.text);
-  // MCP: a tool that ran and failed is a result with isError, which clients should show the model so it
-  // can try again; a JSON-RPC error (the call never reached the page) they may keep from it.
-  if (kind == core::PageCall::Kind::tool && (a.status == Status::failed || a.status == Status::timed_out))
-    return rpc_result_text(id, tool_result(a, true));
-  if (a.status != Status::answered)
-    return rpc_error_text(id, a.status == Status::not_connected ? kNotConnected : kPageError, a.text);
-  if (kind == core::PageCall::Kind::tool) return rpc_result_text(id, tool_result(a));
-  if (kind == core::PageCall::Kind::resource) return rpc_result_text(id, resource_result(name, a));
-  return rpc_result_text(id, prompt_result(a));
 }
 
 // A call's answer, shared by the request's coroutine and the handler the page's answer runs.
@@ -107,7 +63,7 @@ void on_answer(CallState& state, core::PageCall::Kind kind, const std::string& n
     state.signal.cancel();
     return;
   }
-  std::string text = answer_text(kind, name, id, a);
+  std::string text = call_answer(kind, name, id, a);
   if (sse) {
     state.body.reserve(text.size() + 24);
     state.body = "event: message\ndata: ";
