@@ -48,9 +48,9 @@ struct PageCall {
 };
 
 struct PageAnswer {
-  // failed, timed_out, dropped, and ended once sent: the page was sent the call and it came back without a
-  // result (its error; no answer in time; the page gone, or the session over, before it answered). busy,
-  // not_connected: refused before the page was asked. A door may tell the two apart (MCP does).
+  // failed, timed_out, dropped: the page was sent the call and it came back without a result (its error;
+  // no answer in time; the page gone before it answered). busy, not_connected: refused before the page was
+  // asked. ended: the session is over, the call sent or not. A door may tell these apart (MCP does).
   enum class Status { answered, failed, not_connected, timed_out, dropped, ended, cancelled, busy } status = Status::answered;
   std::string text;   // answered: a string result as is, anything else as JSON text; else why, in words
   std::string json;   // answered: the result as JSON text (resources and prompts are structured)
@@ -68,7 +68,7 @@ class PageLink {
 bool valid_tool_name(std::string_view name);
 
 // "10 minutes", "1 minute", "90 seconds", "600 milliseconds": a call timeout, exactly, as the AI reads it
-// (one under a minute is a test's).
+// (10 minutes but in tests).
 std::string duration_in_words(std::chrono::milliseconds d);
 
 class PageTools final : public ToolRegistry, public std::enable_shared_from_this<PageTools> {

@@ -111,7 +111,9 @@ std::shared_ptr<std::vector<core::PageAnswer>> start(core::PageTools& tools, std
 
 TEST(PageTools, ACallsFailureSaysWhetherThePageWasAsked) {
   Fixture f;
-  EXPECT_EQ((*start(*f.tools))[0].status, core::PageAnswer::Status::not_connected);  // refused: never sent
+  auto refused = start(*f.tools);
+  ASSERT_EQ(refused->size(), 1u);
+  EXPECT_EQ((*refused)[0].status, core::PageAnswer::Status::not_connected);  // never sent
   auto link = std::make_shared<Link>();
   f.tools->attach(link);
   auto sent = start(*f.tools);

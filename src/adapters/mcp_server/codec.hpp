@@ -52,15 +52,16 @@ std::string prompt_result(const core::PageAnswer& a);
 std::string rpc_result_text(std::string_view id, std::string_view result);
 std::string rpc_error_text(std::string_view id, int code, std::string_view message);
 
-inline constexpr int kNotConnected = -32001;  // no page connected, or it went away before answering
+inline constexpr int kNotConnected = -32001;  // no page connected (or, for a resource or prompt, it went away)
 inline constexpr int kPageError = -32000;     // a resource or prompt that failed; too many calls waiting
 inline constexpr int kCancelled = -32800;     // a JSON answer must hold something; an event stream ends with none
 
 // The JSON-RPC answer to a call of `kind` (`name`: a resource's uri) with request id `id` (JSON text),
 // from the page's answer. MCP's split: a tool call the page was sent that came back without a result
-// (its error, no answer in time, the page or the session gone first) is a failed call, a result with
-// isError, which clients should show the model so it can try again; a call refused before the page
-// was asked (too many waiting, no page), and any resource or prompt that failed, a JSON-RPC error.
+// (its error, no answer in time, the page gone first), or whose session ended, is a failed call, a
+// result with isError, which clients should show the model so it can try again; a call refused before
+// the page was asked (too many waiting, no page), and any resource or prompt that failed, a JSON-RPC
+// error.
 std::string call_answer(core::PageCall::Kind kind, const std::string& name, std::string_view id,
                         const core::PageAnswer& a);
 
