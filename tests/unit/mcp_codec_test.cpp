@@ -79,8 +79,9 @@ TEST(McpCodec, AToolResultBuiltAsTextIsTheMcpResult) {
             json::parse(R"({"content":[{"type":"text","text":"The catalog is offline."}],"isError":true})"));
 }
 
-// MCP's split: a tool call the page was sent that came back without a result is a failed call (isError);
-// one refused before the page was asked, and any resource or prompt that failed, a JSON-RPC error.
+// MCP's split: a tool call the page was sent that came back without a result, or whose session ended, is a
+// failed call (isError); one refused before the page was asked, and any resource or prompt that failed, a
+// JSON-RPC error.
 TEST(McpCodec, ACallsAnswerIsAFailedToolCallOnlyWhenThePageWasAskedForATool) {
   using S = core::PageAnswer::Status;
   using K = core::PageCall::Kind;
