@@ -94,8 +94,7 @@ std::string no_reply(const http::ClientResult& answer) {
 }
 
 std::string error_line(const json::value& id, const std::string& why) {
-  json::object err{{"jsonrpc", "2.0"}, {"id", id}, {"error", json::object{{"code", -32000}, {"message", why}}}};
-  return json::serialize(err);
+  return mcp_server::rpc_error_text(json::serialize(id), -32000, why);
 }
 
 }  // namespace
