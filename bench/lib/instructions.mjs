@@ -7,12 +7,17 @@
 //   streams [N] [EVERY] [SECS]   scenario 7's streams, slowed so that the engine keeps up under valgrind: N
 //                                (1,000) sessions streaming from the C model server, one event every EVERY ms
 //                                (1,000) each, to the C reader; counted for SECS (20) once they all flow
+//   toolcall [CALLS]             scenario 4's tool calls: the lean C client (build-bench/clients/toolcall) as
+//                                the MCP client and the page, one call at a time on one kept connection; 200
+//                                calls uncounted, then CALLS (2,000) counted
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { sleep } from '../../tests/e2e/lib/engine.mjs';
 import { pool } from '../../tests/e2e/lib/load.mjs';
 import { openOne, startPacedUpstream } from '../scenarios/07-many-streams.mjs';
 import { CLIENTS } from './env.mjs';
+import { startLoadEngine } from './contenders.mjs';
+import { mcpArgs, pageChannel, toolcall as toolcallClient } from './toolcall.mjs';
 import { CPU, spawnLineClient } from './proc.mjs';
 import { chatBody, openSession, script, startAcpEngine, startLlmEngine, until, within } from './tokens.mjs';
 
@@ -74,11 +79,26 @@ async function streams(n = 1000, every = 1000, seconds = 20) {
   }
 }
 
+async function toolcall(calls = 2000) {
+  const eng = await startLoadEngine({ sites: 1 });
+  try {
+    const page = await pageChannel(eng);
+    const args = [...(await mcpArgs(eng, page.token)), '--channel', page.channel, '--origin', page.origin, '--text', 'hello'];
+    await toolcallClient('call', eng.port, args, { n: 200, warmup: 0 }, CPU.latencyClient);
+    counting(eng.pid, true);
+    const r = await toolcallClient('call', eng.port, args, { n: calls, warmup: 0 }, CPU.latencyClient);
+    counting(eng.pid, false);
+    return { n: r.n, what: 'call' };
+  } finally {
+    await eng.stop();
+  }
+}
+
 const [workload, ...args] = process.argv.slice(2);
 const numbers = args.map(Number);
-const run = { acp, streams }[workload];
+const run = { acp, streams, toolcall }[workload];
 if (!run || numbers.some((x) => !(x > 0))) {
-  console.error('usage: node bench/lib/instructions.mjs acp [CHUNKS] [TURNS] | streams [N] [EVERY_MS] [SECONDS]');
+  console.error('usage: node bench/lib/instructions.mjs acp [CHUNKS] [TURNS] | streams [N] [EVERY_MS] [SECONDS] | toolcall [CALLS]');
   process.exit(2);
 }
 const { n, what } = await run(...numbers);

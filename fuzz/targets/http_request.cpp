@@ -1,5 +1,6 @@
 // Fuzz target: the bytes of one connection -> the server's own checks of each head
-// (http/request_head.cpp scan_head, Beast's parser, check_head, the body limit) -> the engine's
+// (http/request_head.cpp scan_head, Beast's parser into http::Request (http/request_parser.cpp),
+// check_head, the body limit) -> the engine's
 // handler (adapters/web gate and router, or the MCP door), request after request on a keep-alive
 // connection, as http/server.cpp does, but with every byte already received and no socket.
 // Each input runs against a CLI engine and a desktop-app engine (silence on).
@@ -12,7 +13,10 @@
 // localhost:5000 (once, origin-form target) gets the Host refusal and nothing else, and one
 // whose Host is right never does; in app mode an unknown web page gets the empty 403 of silence;
 // CORS echoes only the request's own single Origin; a web page's POST that isn't JSON never
-// succeeds; no 500 (an exception escaped a route); no CR, LF or NUL in a response header.
+// succeeds; no 500 (an exception escaped a route); no CR, LF or NUL in a response header; the
+// server's RequestParser reads every head and body as Beast's own message parser does (verdict,
+// bytes taken, request line, fields in order, body, keep-alive, WebSocket upgrade).
+#include <algorithm>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/json.hpp>
@@ -23,6 +27,7 @@
 #include "core/host.hpp"
 #include "core/origin.hpp"
 #include "http/request_head.hpp"
+#include "http/request_parser.hpp"
 #include "support/world.hpp"
 
 using namespace leuria;
@@ -140,12 +145,6 @@ void check_response(fuzz::World& w, const http::Request& req, const http::Respon
   }
 }
 
-http::Request to_request(const bhttp::request<bhttp::string_body>& in) {
-  std::vector<http::Header> headers;
-  for (auto& f : in) headers.push_back({std::string(f.name_string()), std::string(f.value())});
-  return fuzz::make_request(std::string(in.method_string()), std::string(in.target()), std::move(headers));
-}
-
 http::Response answer(fuzz::World& w, http::Request& req) {
   const bool was_known = [&] {
     auto o = req.header("origin");
@@ -169,26 +168,55 @@ void serve(fuzz::World& w, std::string_view rest) {
     if (head.end > kHeaderBytes) return;                          // 431
     check_clean_head(rest.substr(0, head.end));
 
-    bhttp::request_parser<bhttp::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(kHeaderBytes));
-    parser.body_limit(kBodyBytes);
-    boost::beast::error_code ec;
+    // The server's parser (Beast's, reading into http::Request) beside Beast's own message parser as
+    // the oracle: the same bytes must give the same verdicts, parts, body and connection rules.
+    http::Request req;
+    http::RequestParser parser(req);
+    bhttp::request_parser<bhttp::string_body> oracle;
+    for (auto* p : {static_cast<bhttp::basic_parser<true>*>(&parser), static_cast<bhttp::basic_parser<true>*>(&oracle)}) {
+      p->header_limit(static_cast<std::uint32_t>(kHeaderBytes));
+      p->body_limit(kBodyBytes);
+      p->eager(true);
+    }
+    boost::beast::error_code ec, oracle_ec;
     const std::size_t used = parser.put(boost::asio::buffer(rest.data(), head.end), ec);
+    const std::size_t oracle_used = oracle.put(boost::asio::buffer(rest.data(), head.end), oracle_ec);
+    fuzz::check(ec == oracle_ec && used == oracle_used, "the server's parser and Beast's disagree on a head");
     bool too_large = ec == bhttp::error::body_limit;
     if (!too_large && (ec || !parser.is_header_done())) return;  // 400 from Beast
-    http::Request req = to_request(parser.get());
-    if (http::check_head(parser.get().version(), req.headers, kHeaderFields).status) return;
-    check_framing(parser.get().version(), req.headers);
+    fuzz::check(req.method == oracle.get().method_string() && req.target == oracle.get().target() &&
+                    parser.version() == oracle.get().version(),
+                "the server's parser read another request line than Beast's");
+    fuzz::check(req.path + (req.query.empty() && req.target.find('?') == std::string::npos ? "" : "?" + req.query) == req.target,
+                "path and query are not the target");
+    {
+      // Beast's list puts a repeated name after that name's last field; the server keeps the wire's
+      // order. Grouped by name (case-insensitively, each group in its own order), the two agree.
+      auto by_name = [](const http::Header& a, const http::Header& b) {
+        return core::ascii_lower(a.name) < core::ascii_lower(b.name);
+      };
+      std::vector<http::Header> ours = req.headers, beasts;
+      for (auto& f : oracle.get()) beasts.push_back({std::string(f.name_string()), std::string(f.value())});
+      std::stable_sort(ours.begin(), ours.end(), by_name);
+      std::stable_sort(beasts.begin(), beasts.end(), by_name);
+      bool same = ours.size() == beasts.size();
+      for (std::size_t i = 0; same && i < ours.size(); ++i)
+        same = ours[i].name == beasts[i].name && ours[i].value == beasts[i].value;
+      fuzz::check(same, "the server's parser read other fields than Beast's");
+    }
+    if (http::check_head(parser.version(), req.headers, kHeaderFields).status) return;
+    check_framing(parser.version(), req.headers);
     if (too_large) {
       req.refused = 413;
       answer(w, req);
       return;
     }
     rest.remove_prefix(used);
-    // The body from what is left, as async_read would read it from the buffer.
-    parser.eager(true);
+    // The body from what is left, as the server parses what is buffered and async_read the rest.
     while (!parser.is_done()) {
       const std::size_t took = parser.put(boost::asio::buffer(rest.data(), rest.size()), ec);
+      const std::size_t oracle_took = oracle.put(boost::asio::buffer(rest.data(), rest.size()), oracle_ec);
+      fuzz::check(ec == oracle_ec && took == oracle_took, "the server's parser and Beast's disagree on a body");
       rest.remove_prefix(took);
       if (ec == bhttp::error::need_more && rest.empty()) return;  // the client would still be sending
       if (ec == bhttp::error::body_limit) {
@@ -202,12 +230,15 @@ void serve(fuzz::World& w, std::string_view rest) {
         return;
       }
     }
-    auto message = parser.release();
-    req.body = std::move(message.body());
-    req.websocket = boost::beast::websocket::is_upgrade(message);
+    auto message = oracle.release();
+    fuzz::check(req.body == message.body(), "the server's parser read another body than Beast's");
+    const bool keep = http::keep_alive(req, parser.version());
+    req.websocket = http::is_websocket_upgrade(req, parser.version());
+    fuzz::check(keep == message.keep_alive() && req.websocket == boost::beast::websocket::is_upgrade(message),
+                "Connection or Upgrade read otherwise than Beast reads them");
     http::Response res = answer(w, req);
     if ((req.websocket && res.upgrade) || res.stream) return;  // the connection is handed over
-    if (!message.keep_alive() || res.close) return;
+    if (!keep || res.close) return;
   }
 }
 

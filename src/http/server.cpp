@@ -18,6 +18,7 @@
 
 #include "http/read_deadline.hpp"
 #include "http/request_head.hpp"
+#include "http/request_parser.hpp"
 #include "http/websocket.hpp"
 #include "transport/drained_read.hpp"
 
@@ -42,17 +43,6 @@ Response plain_error(unsigned status, std::string_view message) {
 bool is_parse_error(const beast::error_code& ec) {
   return ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
          ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
-}
-
-Request to_request_header(const bhttp::request<bhttp::string_body>& in) {
-  Request r;
-  r.method = std::string(in.method_string());
-  r.target = std::string(in.target());
-  auto q = r.target.find('?');
-  r.path = r.target.substr(0, q);
-  if (q != std::string::npos) r.query = r.target.substr(q + 1);
-  for (auto& f : in) r.headers.push_back({std::string(f.name_string()), std::string(f.value())});
-  return r;
 }
 
 // The status line and the handler's headers, without the framing ones or the blank line.
@@ -391,7 +381,7 @@ enum class BufferedBody { parsed, too_large, malformed };
 // head): Beast's async_read, given a body it need not wait for, posts its completion, a trip through
 // the scheduler and a poll of the reactor per request (bench scenario 4). What is missing is read
 // by read_body.
-BufferedBody parse_buffered_body(bhttp::request_parser<bhttp::string_body>& parser, beast::flat_buffer& buffer) {
+BufferedBody parse_buffered_body(RequestParser& parser, beast::flat_buffer& buffer) {
   parser.eager(true);
   while (!parser.is_done() && buffer.size() > 0) {
     beast::error_code ec;
@@ -409,7 +399,7 @@ BufferedBody parse_buffered_body(bhttp::request_parser<bhttp::string_body>& pars
 // without giving us any work, so at the cap the slot may be reclaimed: slow bodies (R-U-Dead-Yet,
 // slowhttptest -B) must not shut real clients out until the body deadline. Reclaimed: operation_aborted.
 asio::awaitable<beast::error_code> read_body(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                             bhttp::request_parser<bhttp::string_body>& parser,
+                                             RequestParser& parser,
                                              std::chrono::milliseconds timeout, transport::Slot& slot) {
   std::function<void()> close = [&stream] { stream.close(); };
   slot.waiting(std::move(close));
@@ -433,10 +423,10 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     const Head head = co_await read_head(stream, buffer, limits, fresh, slot, deadline);
     if (head.kind == Head::Kind::gone) co_return;
 
-    bhttp::request_parser<bhttp::string_body> parser;
+    Request request;
+    RequestParser parser(request);  // Beast parses; the parts land in `request`
     parser.header_limit(static_cast<std::uint32_t>(limits.header_bytes));
     parser.body_limit(limits.body_bytes);
-    Request request;
     HeadRefusal refused;
     bool body_too_large = false;
     if (head.kind == Head::Kind::too_large) {
@@ -459,8 +449,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
       }
       if (!refused.status) {
         // Fields are all there even when the length was over the limit: the framing is checked first.
-        request = to_request_header(parser.get());
-        refused = check_head(parser.get().version(), request.headers, limits.header_fields);
+        refused = check_head(parser.version(), request.headers, limits.header_fields);
       }
     }
     if (!refused.status && !body_too_large && !parser.is_done()) {
@@ -493,19 +482,16 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
       request.refused = 413;
       Response response = co_await handler(request);
       response.close = true;
-      co_await write(stream, response, false, parser.get().version(), limits.write_timeout);
+      co_await write(stream, response, false, parser.version(), limits.write_timeout);
       co_await linger_close(stream);
       co_return;
     }
 
-    auto message = parser.release();
-    const unsigned version = message.version();
-    // Both depend on a Connection header; without one (most requests) the answers are known, and
-    // asking Beast's field list twice was 4% of a kept-alive request's instructions.
+    const unsigned version = parser.version();
+    // Both depend on a Connection header; without one (most requests) the answers are known.
     const bool connection_header = request.header("Connection").has_value();
-    const bool keep_alive = connection_header ? message.keep_alive() : version >= 11;
-    const bool upgrade = connection_header && websocket::is_upgrade(message);
-    request.body = std::move(message.body());
+    const bool keep_alive = connection_header ? http::keep_alive(request, version) : version >= 11;
+    const bool upgrade = connection_header && is_websocket_upgrade(request, version);
     request.websocket = upgrade;
     request.peer = stream.socket().native_handle();
     stream.expires_never();  // the handler may long-poll
@@ -515,15 +501,17 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     // setting it again for the next request, reprogrammed the timer twice a call (bench scenario 4).
     if ((response.stream && !response.reuse_after_stream) || (upgrade && response.upgrade)) deadline.stop();
     if (upgrade && response.upgrade) {
-      co_await run_websocket(stream, message, response, limits);
+      // Beast's handshake reads Beast's message: built once per upgrade, a named local (no temporary
+      // across a co_await, which GCC 12 has mishandled).
+      const auto handshake = to_beast(request, version);
+      co_await run_websocket(stream, handshake, response, limits);
       co_return;
     }
     if (response.stream) {
       if (!response.reuse_after_stream) {
         // An event stream may stay open for hours and reads no further request: the read buffer
-        // (16 KB reserved for a head) and the request's fields go back now (bench scenario 8).
+        // (16 KB reserved for a head) goes back now (bench scenario 8).
         buffer.shrink_to_fit();
-        message = {};
       }
       if (co_await write_streamed(stream, response, keep_alive, version, limits.write_timeout)) continue;
       beast::error_code ignored;

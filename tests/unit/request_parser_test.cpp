@@ -1,0 +1,140 @@
+// http/request_parser.cpp: Beast's parser reading straight into http::Request, and the Connection
+// and Upgrade rules read from the Request (the same answers Beast's own message gives).
+#include <gtest/gtest.h>
+
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <string>
+
+#include "http/request_parser.hpp"
+
+using leuria::http::Request;
+using leuria::http::RequestParser;
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+// Feeds `bytes` to a parser `piece` bytes at a time (as a socket's reads would bring them) and
+// returns the last error (need_more cleared).
+boost::beast::error_code feed(RequestParser& p, std::string_view bytes, std::size_t piece = 1 << 20) {
+  p.eager(true);
+  std::string held;
+  for (std::size_t at = 0; at < bytes.size(); at += piece) {
+    held.append(bytes.substr(at, piece));
+    boost::beast::error_code ec;
+    const std::size_t used = p.put(boost::asio::buffer(held), ec);
+    held.erase(0, used);
+    if (ec == bhttp::error::need_more) continue;
+    if (ec) return ec;
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST(RequestParser, FillsTheRequestAsItIsParsed) {
+  const std::string text =
+      "POST /webmcp/mcp?x=1&y=2 HTTP/1.1\r\nHost: 127.0.0.1:1\r\nmcp-session-id: abc\r\nX-Two: a\r\n"
+      "X-Two: b\r\nContent-Length: 11\r\n\r\nhello world";
+  for (std::size_t piece : {std::size_t{1}, std::size_t{7}, text.size()}) {
+    Request r;
+    RequestParser p(r);
+    ASSERT_FALSE(feed(p, text, piece)) << piece;
+    ASSERT_TRUE(p.is_done());
+    EXPECT_EQ(p.version(), 11u);
+    EXPECT_EQ(r.method, "POST");
+    EXPECT_EQ(r.target, "/webmcp/mcp?x=1&y=2");
+    EXPECT_EQ(r.path, "/webmcp/mcp");
+    EXPECT_EQ(r.query, "x=1&y=2");
+    ASSERT_EQ(r.headers.size(), 5u);
+    EXPECT_EQ(r.headers[1].name, "mcp-session-id");  // as sent
+    EXPECT_EQ(r.header("Mcp-Session-Id"), "abc");
+    EXPECT_EQ(r.header_count("x-two"), 2u);
+    EXPECT_EQ(r.headers[3].value, "b");
+    EXPECT_EQ(r.body, "hello world");
+  }
+}
+
+TEST(RequestParser, JoinsAChunkedBody) {
+  Request r;
+  RequestParser p(r);
+  ASSERT_FALSE(feed(p, "PUT /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=y\r\n world\r\n0\r\n\r\n", 3));
+  EXPECT_TRUE(p.is_done());
+  EXPECT_EQ(r.path, "/a");
+  EXPECT_TRUE(r.query.empty());
+  EXPECT_EQ(r.body, "hello world");
+}
+
+TEST(RequestParser, KeepsBeastsLimitsAndRefusals) {
+  {
+    Request r;
+    RequestParser p(r);
+    p.body_limit(10);
+    EXPECT_EQ(feed(p, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n"), bhttp::error::body_limit);
+    EXPECT_EQ(r.header("Host"), "h");  // the fields are there for the handler's gate
+  }
+  {
+    Request r;
+    RequestParser p(r);
+    p.body_limit(10);
+    EXPECT_EQ(feed(p, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n6\r\nworld!\r\n0\r\n\r\n"),
+              bhttp::error::body_limit);
+  }
+  for (const char* bad : {"GET / HTTP/1.1\r\nHost : h\r\n\r\n", "GET / HTTP/1.1\r\nBad\x01Name: h\r\n\r\n",
+                          "GET / HTTP/1.1\r\nX: a\x7f\r\n\r\n", "GET / HTTP/2.0\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n"}) {
+    Request r;
+    RequestParser p(r);
+    EXPECT_TRUE(feed(p, bad)) << bad;
+  }
+}
+
+TEST(RequestParser, KeepAliveAsBeastReadsIt) {
+  struct Case {
+    const char* text;
+    bool keep;
+  };
+  for (const Case& c : {Case{"GET / HTTP/1.1\r\n\r\n", true}, Case{"GET / HTTP/1.1\r\nConnection: close\r\n\r\n", false},
+                        Case{"GET / HTTP/1.1\r\nConnection: Keep-Alive, CLOSE\r\n\r\n", false},
+                        Case{"GET / HTTP/1.1\r\nConnection: keep-alive\r\n\r\n", true},
+                        Case{"GET / HTTP/1.0\r\n\r\n", false}, Case{"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true},
+                        Case{"GET / HTTP/1.0\r\nConnection: upgrade\r\n\r\n", false}}) {
+    Request r;
+    RequestParser p(r);
+    ASSERT_FALSE(feed(p, c.text)) << c.text;
+    EXPECT_EQ(leuria::http::keep_alive(r, p.version()), c.keep) << c.text;
+    EXPECT_EQ(leuria::http::to_beast(r, p.version()).keep_alive(), c.keep) << c.text;  // Beast's own answer
+  }
+}
+
+TEST(RequestParser, WebSocketUpgradeAsBeastReadsIt) {
+  struct Case {
+    const char* text;
+    bool upgrade;
+  };
+  for (const Case& c :
+       {Case{"GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", true},
+        Case{"GET /ws HTTP/1.1\r\nConnection: keep-alive, upgrade\r\nUpgrade: WebSocket\r\n\r\n", true},
+        Case{"POST /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", false},
+        Case{"GET /ws HTTP/1.0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", false},
+        Case{"GET /ws HTTP/1.1\r\nConnection: keep-alive\r\nUpgrade: websocket\r\n\r\n", false},
+        Case{"GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n", false},
+        Case{"GET /ws HTTP/1.1\r\nConnection: Upgrade\r\n\r\n", false}}) {
+    Request r;
+    RequestParser p(r);
+    ASSERT_FALSE(feed(p, c.text)) << c.text;
+    EXPECT_EQ(leuria::http::is_websocket_upgrade(r, p.version()), c.upgrade) << c.text;
+    EXPECT_EQ(boost::beast::websocket::is_upgrade(leuria::http::to_beast(r, p.version())), c.upgrade) << c.text;
+  }
+}
+
+TEST(RequestParser, BeastsMessageForTheHandshakeHasEveryField) {
+  Request r;
+  RequestParser p(r);
+  ASSERT_FALSE(feed(p, "GET /ws?token=t HTTP/1.1\r\nHost: h\r\nSec-WebSocket-Key: k\r\nX-A: 1\r\nX-A: 2\r\n\r\n"));
+  const auto m = leuria::http::to_beast(r, p.version());
+  EXPECT_EQ(m.method(), bhttp::verb::get);
+  EXPECT_EQ(m.target(), "/ws?token=t");
+  EXPECT_EQ(m.version(), 11u);
+  EXPECT_EQ(m[bhttp::field::sec_websocket_key], "k");
+  EXPECT_EQ(std::distance(m.begin(), m.end()), 4);
+}
