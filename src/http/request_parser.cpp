@@ -18,6 +18,10 @@ void RequestParser::on_request_impl(bhttp::verb, string_view method, string_view
 }
 
 void RequestParser::on_field_impl(bhttp::field, string_view name, string_view value, error_code&) {
+  // A chunked body's trailer fields come through here too, after the head's checks and the gate's
+  // reading: they are dropped, so that nothing can add a Content-Type, an Authorization or a
+  // Connection behind the checks (a proxy in front may pass trailers it would have stripped as fields).
+  if (is_header_done()) return;
   out_.headers.push_back({std::string(name.data(), name.size()), std::string(value.data(), value.size())});
 }
 

@@ -15,7 +15,8 @@ namespace leuria::http {
 
 class RequestParser final : public boost::beast::http::basic_parser<true> {
  public:
-  // Fills `out` (method, target, path, query, headers in order, body); `out` must outlive the parser.
+  // Fills `out` (method, target, path, query, the head's fields in order, body); `out` must outlive
+  // the parser. A chunked body's trailer fields are checked by Beast and dropped.
   explicit RequestParser(Request& out) : out_(out) {}
 
   // The request line's version: 10 or 11 (once the request line is parsed).

@@ -478,8 +478,10 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     }
 
     if (body_too_large) {
-      // The header is complete: let the handler's gate decide how to answer (silence, CORS).
+      // The header is complete: let the handler's gate decide how to answer (silence, CORS). What of
+      // a chunked body came before the limit is not the request's.
       request.refused = 413;
+      request.body.clear();
       Response response = co_await handler(request);
       response.close = true;
       co_await write(stream, response, false, parser.version(), limits.write_timeout);
@@ -494,6 +496,10 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     const bool upgrade = connection_header && is_websocket_upgrade(request, version);
     request.websocket = upgrade;
     request.peer = stream.socket().native_handle();
+    // Beast's handshake reads Beast's message: built for an upgrade only, and before the handler,
+    // which gets the Request to read, so the handshake sees the request as it came.
+    std::optional<bhttp::request<bhttp::string_body>> handshake;
+    if (upgrade) handshake = to_beast(request, version);
     stream.expires_never();  // the handler may long-poll
     Response response = co_await handler(request);
     // A stream that ends the connection may last hours: no deadline timer left behind. An answer that
@@ -501,10 +507,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
     // setting it again for the next request, reprogrammed the timer twice a call (bench scenario 4).
     if ((response.stream && !response.reuse_after_stream) || (upgrade && response.upgrade)) deadline.stop();
     if (upgrade && response.upgrade) {
-      // Beast's handshake reads Beast's message: built once per upgrade, a named local (no temporary
-      // across a co_await, which GCC 12 has mishandled).
-      const auto handshake = to_beast(request, version);
-      co_await run_websocket(stream, handshake, response, limits);
+      co_await run_websocket(stream, *handshake, response, limits);
       co_return;
     }
     if (response.stream) {

@@ -90,6 +90,19 @@ describe('smuggling shapes: 400, Connection: close, nothing read after them', { 
     await assertRefused(eng, `POST /connect/claim HTTP/1.0\r\nHost: 127.0.0.1:${eng.port}\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`);
   });
 
+  it('a chunked body\'s trailer fields add nothing to the request: a Content-Type or a Connection sent as a trailer', async () => {
+    // Trailers come after the head was checked; a proxy in front may pass what it would strip as a field.
+    const trailers = 'Content-Type: application/json\r\nConnection: close\r\nAuthorization: Bearer x\r\n';
+    const good = `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nConnection: close\r\n\r\n`;
+    const r = await rawSend(eng, req('Transfer-Encoding: chunked\r\n', `2\r\n{}\r\n0\r\n${trailers}\r\n`) + good, { timeoutMs: 4000 });
+    const ctx = JSON.stringify(r.text.slice(0, 400));
+    assert.equal(countAnswers(r.text), 2, `the trailer's Connection: close is not the request's; ${ctx}`);
+    const a = firstAnswer(r.text);
+    assert.equal(a.status, 415, ctx);  // the trailer's Content-Type is not the request's either
+    assert.deepEqual(a.json, { error: 'Content-Type must be application/json' }, ctx);
+    assert.match(r.text.slice(r.text.lastIndexOf('HTTP/1.1 ')), /^HTTP\/1\.1 200 /, ctx);
+  });
+
   it('two Content-Length headers (equal or not) and malformed lengths', async () => {
     for (const head of ['Content-Length: 2\r\nContent-Length: 2\r\n', 'Content-Length: 2\r\nContent-Length: 3\r\n',
       'Content-Length: 2, 2\r\n', 'Content-Length: +2\r\n', 'Content-Length: -2\r\n', 'Content-Length: 2 2\r\n',

@@ -65,6 +65,20 @@ TEST(RequestParser, JoinsAChunkedBody) {
   EXPECT_EQ(r.body, "hello world");
 }
 
+TEST(RequestParser, DropsAChunkedBodysTrailerFields) {
+  // Trailers come after the head's checks and the gate's reading: none may add to the fields.
+  Request r;
+  RequestParser p(r);
+  ASSERT_FALSE(feed(p, "POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"
+                       "Content-Type: application/json\r\nConnection: upgrade\r\nAuthorization: Bearer x\r\n\r\n"));
+  EXPECT_TRUE(p.is_done());
+  EXPECT_EQ(r.body, "{}");
+  ASSERT_EQ(r.headers.size(), 2u);
+  EXPECT_FALSE(r.header("Content-Type"));
+  EXPECT_FALSE(r.header("Connection"));
+  EXPECT_TRUE(leuria::http::keep_alive(r, p.version()));
+}
+
 TEST(RequestParser, KeepsBeastsLimitsAndRefusals) {
   {
     Request r;
