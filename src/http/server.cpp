@@ -319,6 +319,9 @@ asio::awaitable<bool> write_streamed(beast::tcp_stream& stream, Response& res, b
 
 namespace websocket = beast::websocket;
 
+// Room for one read beyond a head's limit: read_head's reads are 16 KB, Beast's body reads 64 KB.
+constexpr std::size_t kReadRoom = 64 * 1024;
+
 // What read_head found at the start of the buffer.
 struct Head {
   enum class Kind { complete, malformed, too_large, gone };
@@ -418,7 +421,10 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
   beast::error_code nb;
   stream.socket().non_blocking(true, nb);  // send_all's first try; the async operations don't mind
   ReadDeadline deadline(stream.get_executor(), [&stream] { stream.close(); });
-  beast::flat_buffer buffer;
+  // Bounded: Beast limits a head, but not a chunked body's size lines or its trailer fields, which it
+  // reads whole into this buffer; unbounded, a client could grow it for the whole body deadline. A
+  // head needs 16 KB and one read's room; a body passes through a read at a time. Full is 400.
+  beast::flat_buffer buffer(limits.header_bytes + kReadRoom);
   for (bool fresh = true;; fresh = false) {
     const Head head = co_await read_head(stream, buffer, limits, fresh, slot, deadline);
     if (head.kind == Head::Kind::gone) co_return;

@@ -103,6 +103,14 @@ describe('smuggling shapes: 400, Connection: close, nothing read after them', { 
     assert.match(r.text.slice(r.text.lastIndexOf('HTTP/1.1 ')), /^HTTP\/1\.1 200 /, ctx);
   });
 
+  it('a chunked body\'s size lines and trailers are bounded: endless ones are 400, not a buffer that grows', async () => {
+    // Beast bounds a head but not these; the connection's read buffer does (a head's 16 KB and a read's room).
+    await assertRefused(eng, req('Transfer-Encoding: chunked\r\n', `2\r\n{}\r\n0\r\n${'X-T: b\r\n'.repeat(150000)}\r\n`),
+      { what: 'a megabyte of trailer fields' });
+    await assertRefused(eng, req('Transfer-Encoding: chunked\r\n', `2;${'x'.repeat(1 << 20)}\r\n{}\r\n0\r\n\r\n`),
+      { what: 'a megabyte of chunk extension' });
+  });
+
   it('two Content-Length headers (equal or not) and malformed lengths', async () => {
     for (const head of ['Content-Length: 2\r\nContent-Length: 2\r\n', 'Content-Length: 2\r\nContent-Length: 3\r\n',
       'Content-Length: 2, 2\r\n', 'Content-Length: +2\r\n', 'Content-Length: -2\r\n', 'Content-Length: 2 2\r\n',
