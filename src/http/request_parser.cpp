@@ -35,9 +35,8 @@ std::size_t RequestParser::on_body_impl(string_view body, error_code&) {
   return body.size();
 }
 
-std::size_t RequestParser::on_chunk_body_impl(std::uint64_t, string_view body, error_code&) {
-  out_.body.append(body.data(), body.size());
-  return body.size();
+std::size_t RequestParser::on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) {
+  return on_body_impl(body, ec);  // a chunk's bytes join the body as a length-framed body's do
 }
 
 namespace {
