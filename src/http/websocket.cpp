@@ -12,6 +12,7 @@
 
 #include "core/plain_text.hpp"
 #include "http/read_deadline.hpp"
+#include "transport/drained_stream.hpp"
 
 namespace leuria::http {
 
@@ -56,7 +57,7 @@ constexpr std::size_t kKeptReadBuffer = 64 * 1024;
 // too with nothing heard, the socket is dropped, as Beast's keep-alive pings did.
 class BeastWebSocket final : public WebSocket {
  public:
-  BeastWebSocket(websocket::stream<beast::tcp_stream>& ws, std::chrono::milliseconds idle_timeout)
+  BeastWebSocket(websocket::stream<transport::DrainedTcpStream>& ws, std::chrono::milliseconds idle_timeout)
       : ws_(ws), half_idle_(idle_timeout / 2), quiet_(ws.get_executor(), [this] { on_quiet(); }, half_idle_) {
     ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
       heard();
@@ -247,7 +248,7 @@ class BeastWebSocket final : public WebSocket {
     socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
   }
 
-  websocket::stream<beast::tcp_stream>& ws_;
+  websocket::stream<transport::DrainedTcpStream>& ws_;
   beast::flat_buffer buffer_;  // the message being read; kept between messages
   const std::chrono::milliseconds half_idle_;
   bool pinged_ = false;  // a ping went out (or waits to) since the last frame heard
@@ -278,7 +279,7 @@ websocket::stream_base::timeout websocket_timeouts(const ServerLimits& limits) {
 
 asio::awaitable<void> run_websocket(beast::tcp_stream& stream, const bhttp::request<bhttp::string_body>& req,
                                     Response& res, const ServerLimits& limits) {
-  websocket::stream<beast::tcp_stream> ws(std::move(stream));
+  websocket::stream<transport::DrainedTcpStream> ws(std::move(stream));
   ws.set_option(websocket_timeouts(limits));
   ws.read_message_max(limits.body_bytes);
   ws.set_option(websocket::stream_base::decorator([&res](websocket::response_type& r) {
