@@ -1,12 +1,13 @@
 // Two or more engine binaries, alone, in alternated runs of one page-tool workload: the way to see a
 // change of a few µs a call that the suite's rounds (minutes apart, each with its baselines between)
-// lose in the machine's noise. `node bench/lib/alternate.mjs call|ping RUNS CALLS BIN…` (bench/run
-// builds what it needs first; run this pinned to CPU 1, as bench/run.mjs is):
+// lose in the machine's noise. `node bench/lib/alternate.mjs call|ping RUNS CALLS BIN…`, normally
+// through bench/alternate, which builds the C clients and runs this pinned to CPU 1 (as bench/run.mjs is):
 //   call  scenario 4's tool calls (the lean C client as MCP client and page, one call at a time)
 //   ping  scenario 6's page pings on its tool channel
 // Each run starts every binary's engine in turn (the order rotated run by run), measures CALLS calls
 // after a tenth as many warm-up calls, and prints one tab-separated line per binary and run: the
-// client's p50 and p99, and the engine's CPU per call (schedstat, warm-up included, as the suite's).
+// client's p50 and p99, and the engine's CPU per call, warm-up included, as the scenarios count it:
+// cpu_us from utime+stime (what scenario 4's target reads), cpu_ns_us from schedstat.
 // Then per binary: the medians, and in how many runs it read lower than the first binary.
 import path from 'node:path';
 import './env.mjs';
@@ -35,7 +36,7 @@ async function once(bin) {
     const w = usageWindow(eng.pids());
     const r = await toolcall(args[0], eng.port, args[1], cnt, CPU.latencyClient);
     const u = w.stop();
-    return { p50_us: r.p50_us, p99_us: r.p99_us, cpu_us: u.cpuNsUs / (cnt.n + cnt.warmup) };
+    return { p50_us: r.p50_us, p99_us: r.p99_us, cpu_us: u.cpuUs / (cnt.n + cnt.warmup), cpu_ns_us: u.cpuNsUs / (cnt.n + cnt.warmup) };
   } finally {
     await eng.stop();
   }
@@ -45,7 +46,7 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const figures = ['p50_us', 'p99_us', 'cpu_us'];
+const figures = ['p50_us', 'p99_us', 'cpu_us', 'cpu_ns_us'];
 const got = bins.map(() => []);
 console.log(['run', 'binary', ...figures].join('\t'));
 for (let run = 0; run < runs; run++) {

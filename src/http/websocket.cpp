@@ -120,6 +120,7 @@ class BeastWebSocket final : public WebSocket {
     auto [ec, n] = co_await ws_.async_write(asio::buffer(text), asio::as_tuple(asio::use_awaitable));
     writing_ = false;
     *beast_may_write_ = true;
+    if (ec && !closing_) fail();
     co_return !ec;
   }
   asio::awaitable<void> close() override { co_await close_with(websocket::close_code::normal); }
@@ -135,7 +136,7 @@ class BeastWebSocket final : public WebSocket {
     beast::error_code ec;
     const std::size_t sent = socket().send(frame, 0, ec);
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
-      failed_ = true;
+      fail();
       return false;
     }
     if (sent == head_size + text.size()) return true;
@@ -152,7 +153,7 @@ class BeastWebSocket final : public WebSocket {
     auto [ec, n] = co_await asio::async_write(socket(), asio::buffer(held_), asio::as_tuple(asio::use_awaitable));
     writing_ = false;
     held_ = std::string();
-    if (ec) failed_ = true;
+    if (ec) fail();
     if (!ec && ping_owed_ && !closing_ && !*ping_in_flight_) send_ping();
     ping_owed_ = false;
     co_return !ec;
@@ -183,6 +184,15 @@ class BeastWebSocket final : public WebSocket {
   void drop() {
     closing_ = true;
     beast::get_lowest_layer(ws_).close();
+  }
+
+  // A write failed: the peer is gone, and the socket is closed now, which ends a read waiting on it.
+  // The read alone might not end: a reset queued behind the page's last message is not counted by
+  // the kernel (transport/drained_read.hpp), so after that message the read waits for an event that
+  // will not come, and Beast, once a write of its own has failed, closes nothing.
+  void fail() {
+    failed_ = true;
+    drop();
   }
 
   void heard() {
@@ -230,7 +240,10 @@ class BeastWebSocket final : public WebSocket {
     }
     closing_ = true;
     const websocket::close_reason reason(code);
-    co_await ws_.async_close(reason, asio::as_tuple(asio::use_awaitable));
+    auto [ec] = co_await ws_.async_close(reason, asio::as_tuple(asio::use_awaitable));
+    // A close that failed (its frame not sent: the peer is gone) leaves the socket open; a read may
+    // still wait on it (fail()).
+    if (ec) beast::get_lowest_layer(ws_).close();
   }
 
   // Called by Beast's read with the peer's close frame, before Beast echoes its code. Beast's echo
