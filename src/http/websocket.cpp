@@ -233,7 +233,11 @@ class BeastWebSocket final : public WebSocket {
 
   // One close only, whoever asks first (the handler's writer, its reader, or the server at the end).
   asio::awaitable<void> close_with(websocket::close_code code) {
-    if (closing_ || !ws_.is_open()) co_return;
+    if (closing_) co_return;
+    if (!ws_.is_open()) {  // Beast's closed or failed (a ping of its own that failed closes nothing)
+      drop();
+      co_return;
+    }
     if (!held_.empty()) {  // a close frame now would cut our half-sent frame
       drop();
       co_return;

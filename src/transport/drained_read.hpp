@@ -25,9 +25,10 @@
 // Asio's would fail at once. A peer resets instead of closing when it closes with input unread, or
 // with SO_LINGER at 0: an HTTP client that does so has had its answer; a model server (or a proxy)
 // that refuses a request unread matters only when its answer runs to the close, since an answer with
-// a length or chunks is whole before the next read. A page's WebSocket (drained_stream.hpp) has no
-// read deadline of its own: there the engine's next write, at the latest the channel's ping, finds
-// the peer gone and closes the socket, which ends the read (http/websocket.cpp, `fail`).
+// a length or chunks is whole before the next read. On a page's WebSocket (drained_stream.hpp) the
+// engine's next write, a tool channel's 15 s ping at the latest, finds the peer gone and closes the
+// socket, which ends the read (http/websocket.cpp, `fail`); a socket with nothing to write is dropped
+// at its idle deadline.
 //
 // Where the specialization does not apply (another Asio, another reactor), `DrainedBuffer` is an
 // ordinary buffer sequence and the read is Asio's own.

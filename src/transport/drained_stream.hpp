@@ -7,7 +7,7 @@
 // a tool call's seven, bench scenario 4).
 //
 // A read of the first piece alone is a read_some's right (it may read fewer bytes than there is room
-// for). Beast reads into its own 4 KB buffer, whose space is in two pieces only while a frame's
+// for). Beast reads into its own 1,536-byte buffer, whose space is in two pieces only while a frame's
 // partial head lies at its end (and then the first has room), or straight into the caller's buffer
 // for a large frame's payload: the engine's is a flat buffer, one piece.
 // The read goes to the socket itself, past the Beast stream's deadline and rate limit: the engine's
