@@ -15,6 +15,7 @@ import { useEngineBinary } from '../../tests/e2e/lib/engine.mjs';
 import { startLoadEngine } from './contenders.mjs';
 import { CPU } from './proc.mjs';
 import { usageWindow } from './procfs.mjs';
+import { median } from './stats.mjs';
 import { mcpArgs, pageChannel, toolcall } from './toolcall.mjs';
 
 const [mode, runsArg, callsArg, ...bins] = process.argv.slice(2);
@@ -42,10 +43,6 @@ async function once(bin) {
   }
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const figures = ['p50_us', 'p99_us', 'cpu_us', 'cpu_ns_us'];
 const got = bins.map(() => []);
 console.log(['run', 'binary', ...figures].join('\t'));

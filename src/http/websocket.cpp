@@ -234,11 +234,9 @@ class BeastWebSocket final : public WebSocket {
   // One close only, whoever asks first (the handler's writer, its reader, or the server at the end).
   asio::awaitable<void> close_with(websocket::close_code code) {
     if (closing_) co_return;
-    if (!ws_.is_open()) {  // Beast's closed or failed (a ping of its own that failed closes nothing)
-      drop();
-      co_return;
-    }
-    if (!held_.empty()) {  // a close frame now would cut our half-sent frame
+    // Without a close frame: when Beast's stream is closed or failed (a ping of its own that failed
+    // closes nothing), or when the frame would cut our half-sent one.
+    if (!ws_.is_open() || !held_.empty()) {
       drop();
       co_return;
     }
@@ -247,7 +245,7 @@ class BeastWebSocket final : public WebSocket {
     auto [ec] = co_await ws_.async_close(reason, asio::as_tuple(asio::use_awaitable));
     // A close that failed (its frame not sent: the peer is gone) leaves the socket open; a read may
     // still wait on it (fail()).
-    if (ec) beast::get_lowest_layer(ws_).close();
+    if (ec) drop();
   }
 
   // Called by Beast's read with the peer's close frame, before Beast echoes its code. Beast's echo
