@@ -204,13 +204,15 @@ class BeastWebSocket final : public WebSocket {
   // Half the idle timeout passed with no frame heard: ping the first time; drop the socket the
   // second. A ping waits behind a write in flight (Beast queues it; flush() sends it after a
   // half-sent frame of ours); a peer that does not read therefore never gets it, and is dropped all
-  // the same. During the closing handshake, Beast's own timer (the handshake timeout) is the one
-  // that counts.
+  // the same. Once a close has begun no ping goes, and Beast's handshake timer (at most the idle
+  // timeout) normally ends the close first; but that timer is armed only when the close frame may
+  // go, and a close waiting behind a write of Beast's stuck in a full socket (a page that stays
+  // connected and stopped reading) has none: the second expiry drops that peer too.
   void on_quiet() {
-    if (closing_) return;
     if (!pinged_) {
       pinged_ = true;
       quiet_.set(half_idle_);
+      if (closing_) return;
       if (!held_.empty())
         ping_owed_ = true;  // a ping now would cut our half-sent frame
       else if (!*ping_in_flight_)

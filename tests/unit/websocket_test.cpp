@@ -31,11 +31,11 @@ using leuria::http::WebSocket;
 
 namespace {
 
-// A masked client text frame of a short message, as a browser sends it.
-std::string client_frame(const std::string& text) {
+// A masked client frame of a short payload, as a browser sends it: text, or a ping.
+std::string client_frame(const std::string& text, unsigned char opcode = 0x1) {
   const unsigned char mask[4] = {0x11, 0x22, 0x33, 0x44};
   std::string f;
-  f += static_cast<char>(0x81);
+  f += static_cast<char>(0x80 | opcode);
   f += static_cast<char>(0x80 | text.size());
   f.append(reinterpret_cast<const char*>(mask), 4);
   for (std::size_t i = 0; i < text.size(); ++i) f += static_cast<char>(text[i] ^ mask[i % 4]);
@@ -54,59 +54,78 @@ bhttp::request<bhttp::string_body> upgrade_request() {
 
 const std::string kLast = "{\"type\":\"bye\"}";
 
-// The page's side: upgrades, then sends one message and resets the connection (it closed with input
-// unread, or with SO_LINGER 0), both in the engine's socket before the engine's reactor looks. The
-// message is read; the kernel, which counts a FIN but not a reset, says nothing remains, so the
-// engine's next read waits for an event that will not come. `handler` is what the engine does then,
-// after its read of the message (`first`); the run ends when run_websocket does, or at its bound.
-struct ResetPage {
+// The page's side of a fresh connection, upgraded with run_websocket: start() returns once the 101 is
+// read, with the handler running under `limits`. `client`'s blocking reads fail at 5 s rather than
+// hang. run() drives the engine until run_websocket ends, or 10 s pass (the bound only stops a broken
+// build from hanging the suite).
+struct Page {
   asio::io_context ioc{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
-  std::optional<std::string> first;
+  tcp::socket client{ioc};
+  int server_fd = -1;  // the engine's socket
   bool server_done = false;
 
-  void run(std::function<asio::awaitable<void>(WebSocket&)> handler) {
+  void start(std::function<asio::awaitable<void>(WebSocket&)> handler, leuria::http::ServerLimits limits) {
     tcp::acceptor acceptor(ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
-    tcp::socket client(ioc), accepted(ioc);
+    tcp::socket accepted(ioc);
     client.connect(acceptor.local_endpoint());
     acceptor.accept(accepted);
     ASSERT_TRUE(leuria::transport::count_what_remains(accepted));
-    const int server_fd = accepted.native_handle();
-    beast::tcp_stream stream(std::move(accepted));
-    const timeval bound{5, 0};  // the client's blocking read fails rather than hangs
+    const timeval bound{5, 0};
     ASSERT_EQ(::setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound), 0);
-
-    leuria::http::Response res;
-    res.upgrade = [&](WebSocket& ws) -> asio::awaitable<void> {
-      first = co_await ws.read();
-      co_await handler(ws);
-    };
-    const auto req = upgrade_request();
-    const leuria::http::ServerLimits limits;  // idle timeout 60 s: far beyond the bounds here
+    server_fd = accepted.native_handle();
+    stream_.emplace(std::move(accepted));
+    res_.upgrade = std::move(handler);
     asio::co_spawn(
         ioc,
-        [&]() -> asio::awaitable<void> {
-          co_await leuria::http::run_websocket(stream, req, res, limits);
+        [this, limits]() -> asio::awaitable<void> {
+          co_await leuria::http::run_websocket(*stream_, req_, res_, limits);
           server_done = true;
         },
         asio::detached);
-
-    // The 101, then the handler's first read waits in the reactor.
+    // The 101, then the handler runs until it waits.
     for (int i = 0; i < 100; ++i) ioc.poll();
     asio::streambuf head;
     asio::read_until(client, head, "\r\n\r\n");
     const std::string got(asio::buffers_begin(head.data()), asio::buffers_end(head.data()));
     ASSERT_NE(got.find(" 101 "), std::string::npos);
     ioc.poll();
+  }
+  void run() {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!server_done && std::chrono::steady_clock::now() < end) ioc.run_one_for(std::chrono::milliseconds(10));
+  }
 
-    asio::write(client, asio::buffer(client_frame(kLast)));
+ private:
+  std::optional<beast::tcp_stream> stream_;
+  leuria::http::Response res_;
+  const bhttp::request<bhttp::string_body> req_ = upgrade_request();
+};
+
+// The page's side: upgrades, then sends one message and resets the connection (it closed with input
+// unread, or with SO_LINGER 0), both in the engine's socket before the engine's reactor looks. The
+// message is read; the kernel, which counts a FIN but not a reset, says nothing remains, so the
+// engine's next read waits for an event that will not come. `handler` is what the engine does then,
+// after its read of the message (`first`); the run ends when run_websocket does, or at its bound.
+struct ResetPage {
+  Page page;
+  std::optional<std::string> first;
+  bool server_done = false;
+
+  void run(std::function<asio::awaitable<void>(WebSocket&)> handler) {
+    page.start(
+        [this, handler](WebSocket& ws) -> asio::awaitable<void> {
+          first = co_await ws.read();
+          co_await handler(ws);
+        },
+        leuria::http::ServerLimits{});  // idle timeout 60 s: far beyond the bounds here
+    asio::write(page.client, asio::buffer(client_frame(kLast)));
     const linger hard{1, 0};
-    ASSERT_EQ(::setsockopt(client.native_handle(), SOL_SOCKET, SO_LINGER, &hard, sizeof hard), 0);
-    client.close();
-    pollfd fd{server_fd, POLLERR | POLLHUP, 0};
+    ASSERT_EQ(::setsockopt(page.client.native_handle(), SOL_SOCKET, SO_LINGER, &hard, sizeof hard), 0);
+    page.client.close();
+    pollfd fd{page.server_fd, POLLERR | POLLHUP, 0};
     ASSERT_EQ(::poll(&fd, 1, 5000), 1);
-
-    // The bound only stops a broken build from hanging the suite.
-    for (int i = 0; i < 800 && !server_done; ++i) ioc.run_one_for(std::chrono::milliseconds(10));
+    page.run();
+    server_done = page.server_done;
   }
 };
 
@@ -161,5 +180,55 @@ TEST(WebSocket, APageThatResetAfterItsLastMessageIsLetGoAtAClose) {
   EXPECT_EQ(page.first, std::optional<std::string>(kLast));
   EXPECT_TRUE(read_ended_before_return);
   EXPECT_EQ(second, std::nullopt);
+  EXPECT_TRUE(page.server_done);
+}
+
+// A page that stays connected but has stopped reading, while a write of Beast's to it is stuck in a
+// full socket: the engine's close waits for that write to end, and a close begun must not keep the
+// idle deadline from dropping a peer silent for the whole idle timeout (Beast's handshake timer is
+// armed only once the close's frame may go).
+TEST(WebSocket, AClosingPageThatStoppedReadingBehindAStuckWriteIsDropped) {
+  Page page;
+  leuria::http::ServerLimits limits;
+  limits.idle_timeout = std::chrono::milliseconds(400);
+  bool read_done = false, write_done = false, close_done = false, wrote = true;
+  std::optional<std::string> read = "not read";
+  page.start(
+      [&](WebSocket& ws) -> asio::awaitable<void> {
+        const auto ex = co_await asio::this_coro::executor;
+        asio::co_spawn(
+            ex,
+            [&]() -> asio::awaitable<void> {
+              read = co_await ws.read();
+              read_done = true;
+            },
+            asio::detached);
+        // The page's ping, answered from within that read (which goes on waiting for a message),
+        // leaves the next write to Beast: far more than the two sockets' buffers take.
+        asio::steady_timer t(ex);
+        t.expires_after(std::chrono::milliseconds(50));
+        co_await t.async_wait(asio::use_awaitable);
+        asio::co_spawn(
+            ex,
+            [&]() -> asio::awaitable<void> {
+              wrote = co_await ws.write(std::string(64 * 1024 * 1024, 'x'));
+              write_done = true;
+            },
+            asio::detached);
+        t.expires_after(std::chrono::milliseconds(50));
+        co_await t.async_wait(asio::use_awaitable);
+        co_await ws.close();
+        close_done = true;
+        co_await wait_for(write_done, std::chrono::milliseconds(2000));
+        co_await wait_for(read_done, std::chrono::milliseconds(2000));
+      },
+      limits);
+  asio::write(page.client, asio::buffer(client_frame("", 0x9)));
+  page.run();
+  EXPECT_TRUE(close_done);
+  EXPECT_TRUE(write_done);
+  EXPECT_FALSE(wrote);
+  EXPECT_TRUE(read_done);
+  EXPECT_EQ(read, std::nullopt);
   EXPECT_TRUE(page.server_done);
 }
