@@ -55,10 +55,20 @@ constexpr std::size_t kKeptReadBuffer = 64 * 1024;
 // scenario 6, strace). Here a frame heard only moves a lazy deadline (ReadDeadline); when it passes,
 // half the idle timeout after the last frame heard, a ping goes out, and when the next half passes
 // too with nothing heard, the socket is dropped, as Beast's keep-alive pings did.
+//
+// A page that stopped reading but still sends (a pong now and then) is heard, so the idle deadline
+// alone would keep it, and the engine's write to it stuck in a full socket, for ever. So a frame heard
+// while a write of ours has waited longer than the write timeout drops the socket instead (a page that
+// sends nothing is left to the idle deadline); and once a close has begun, frames heard no longer move
+// the deadline, which the close sets to its own bound (the handshake's: Beast's timer for it starts
+// only once the close frame may go, which a stuck write keeps from happening).
 class BeastWebSocket final : public WebSocket {
  public:
-  BeastWebSocket(websocket::stream<transport::DrainedTcpStream>& ws, std::chrono::milliseconds idle_timeout)
-      : ws_(ws), half_idle_(idle_timeout / 2), quiet_(ws.get_executor(), [this] { on_quiet(); }, half_idle_) {
+  BeastWebSocket(websocket::stream<transport::DrainedTcpStream>& ws, std::chrono::milliseconds idle_timeout,
+                 std::chrono::milliseconds write_timeout)
+      : ws_(ws), half_idle_(idle_timeout / 2), write_timeout_(write_timeout),
+        close_timeout_(std::min(write_timeout, idle_timeout)),
+        quiet_(ws.get_executor(), [this] { on_quiet(); }, half_idle_) {
     ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
       heard();
       if (kind == websocket::frame_type::pong) return;
@@ -116,7 +126,7 @@ class BeastWebSocket final : public WebSocket {
       co_return flushed;
     }
     ws_.text(true);
-    writing_ = true;
+    begin_write();
     auto [ec, n] = co_await ws_.async_write(asio::buffer(text), asio::as_tuple(asio::use_awaitable));
     writing_ = false;
     *beast_may_write_ = true;
@@ -149,7 +159,7 @@ class BeastWebSocket final : public WebSocket {
   asio::awaitable<bool> flush() override {
     if (failed_) co_return false;
     if (held_.empty()) co_return true;
-    writing_ = true;
+    begin_write();
     auto [ec, n] = co_await asio::async_write(socket(), asio::buffer(held_), asio::as_tuple(asio::use_awaitable));
     writing_ = false;
     held_ = std::string();
@@ -195,7 +205,18 @@ class BeastWebSocket final : public WebSocket {
     drop();
   }
 
+  void begin_write() {
+    writing_ = true;
+    write_began_ = std::chrono::steady_clock::now();
+  }
+
   void heard() {
+    if (closing_) return;  // the close's bound stands (close_with)
+    if (writing_ && std::chrono::steady_clock::now() - write_began_ > write_timeout_) {
+      spdlog::debug("event=websocket.write_timeout note=\"the page sends but does not read\"");
+      drop();
+      return;
+    }
     pinged_ = false;
     ping_owed_ = false;
     quiet_.set(half_idle_);
@@ -204,15 +225,16 @@ class BeastWebSocket final : public WebSocket {
   // Half the idle timeout passed with no frame heard: ping the first time; drop the socket the
   // second. A ping waits behind a write in flight (Beast queues it; flush() sends it after a
   // half-sent frame of ours); a peer that does not read therefore never gets it, and is dropped all
-  // the same. Once a close has begun no ping goes, and Beast's handshake timer (at most the idle
-  // timeout) normally ends the close first; but that timer is armed only when the close frame may
-  // go, and a close waiting behind a write of Beast's stuck in a full socket (a page that stays
-  // connected and stopped reading) has none: the second expiry drops that peer too.
+  // the same. During a close the deadline is the close's own (close_with), and its expiry drops the
+  // socket: Beast's handshake timer normally ends the close as soon, but it is armed only once the
+  // close frame may go, and a close waiting behind a write of Beast's stuck in a full socket (a page
+  // that stays connected and stopped reading) has none.
   void on_quiet() {
+    if (!socket().is_open()) return;  // dropped already
     if (!pinged_) {
       pinged_ = true;
       quiet_.set(half_idle_);
-      if (closing_) return;
+      if (closing_) return;  // the peer's close heard (check_close_code): no ping after it
       if (!held_.empty())
         ping_owed_ = true;  // a ping now would cut our half-sent frame
       else if (!*ping_in_flight_)
@@ -234,6 +256,8 @@ class BeastWebSocket final : public WebSocket {
   }
 
   // One close only, whoever asks first (the handler's writer, its reader, or the server at the end).
+  // A second close returns at once, while the first may still wait: the server's close at the end
+  // comes only after the handler's coroutines have ended (web::PageSocketLink waits for its writer).
   asio::awaitable<void> close_with(websocket::close_code code) {
     if (closing_) co_return;
     // Without a close frame: when Beast's stream is closed or failed (a ping of its own that failed
@@ -243,6 +267,8 @@ class BeastWebSocket final : public WebSocket {
       co_return;
     }
     closing_ = true;
+    pinged_ = true;  // the deadline's next expiry drops the socket (on_quiet)
+    quiet_.set(close_timeout_);
     const websocket::close_reason reason(code);
     auto [ec] = co_await ws_.async_close(reason, asio::as_tuple(asio::use_awaitable));
     // A close that failed (its frame not sent: the peer is gone) leaves the socket open; a read may
@@ -268,6 +294,9 @@ class BeastWebSocket final : public WebSocket {
   websocket::stream<transport::DrainedTcpStream>& ws_;
   beast::flat_buffer buffer_;  // the message being read; kept between messages
   const std::chrono::milliseconds half_idle_;
+  const std::chrono::milliseconds write_timeout_;  // a write of ours waiting longer ends the socket at the next frame heard
+  const std::chrono::milliseconds close_timeout_;  // a close begun ends the socket after this at the latest
+  std::chrono::steady_clock::time_point write_began_{};  // while writing_
   bool pinged_ = false;  // a ping went out (or waits to) since the last frame heard
   std::shared_ptr<bool> ping_in_flight_ = std::make_shared<bool>(false);
   bool writing_ = false;        // a write of ours is in flight (Beast's, or flush()'s)
@@ -304,7 +333,7 @@ asio::awaitable<void> run_websocket(beast::tcp_stream& stream, const bhttp::requ
   }));
   auto [ec] = co_await ws.async_accept(req, asio::as_tuple(asio::use_awaitable));
   if (ec) co_return;
-  BeastWebSocket socket(ws, limits.idle_timeout);
+  BeastWebSocket socket(ws, limits.idle_timeout, limits.write_timeout);
   co_await res.upgrade(socket);
   co_await socket.close();
 }

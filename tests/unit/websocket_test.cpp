@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -16,8 +17,10 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <string>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -56,19 +59,29 @@ const std::string kLast = "{\"type\":\"bye\"}";
 
 // The page's side of a fresh connection, upgraded with run_websocket: start() returns once the 101 is
 // read, with the handler running under `limits`. `client`'s blocking reads fail at 5 s rather than
-// hang. run() drives the engine until run_websocket ends, or 10 s pass (the bound only stops a broken
-// build from hanging the suite).
+// hang. With `small_buffers`, both sockets' buffers are small, so that a write the page does not read
+// fills them soon whatever the host's settings. run() drives the engine until run_websocket ends, or
+// 10 s pass (the bound only stops a broken build from hanging the suite).
 struct Page {
   asio::io_context ioc{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
   tcp::socket client{ioc};
   int server_fd = -1;  // the engine's socket
   bool server_done = false;
 
-  void start(std::function<asio::awaitable<void>(WebSocket&)> handler, leuria::http::ServerLimits limits) {
+  void start(std::function<asio::awaitable<void>(WebSocket&)> handler, leuria::http::ServerLimits limits,
+             bool small_buffers = false) {
     tcp::acceptor acceptor(ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
     tcp::socket accepted(ioc);
+    client.open(tcp::v4());
+    const int small = 64 * 1024;
+    if (small_buffers) {
+      ASSERT_EQ(::setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+    }
     client.connect(acceptor.local_endpoint());
     acceptor.accept(accepted);
+    if (small_buffers) {
+      ASSERT_EQ(::setsockopt(accepted.native_handle(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
+    }
     ASSERT_TRUE(leuria::transport::count_what_remains(accepted));
     const timeval bound{5, 0};
     ASSERT_EQ(::setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound), 0);
@@ -112,12 +125,12 @@ struct ResetPage {
   bool server_done = false;
 
   void run(std::function<asio::awaitable<void>(WebSocket&)> handler) {
-    page.start(
+    ASSERT_NO_FATAL_FAILURE(page.start(
         [this, handler](WebSocket& ws) -> asio::awaitable<void> {
           first = co_await ws.read();
           co_await handler(ws);
         },
-        leuria::http::ServerLimits{});  // idle timeout 60 s: far beyond the bounds here
+        leuria::http::ServerLimits{}));  // idle timeout 60 s: far beyond the bounds here
     asio::write(page.client, asio::buffer(client_frame(kLast)));
     const linger hard{1, 0};
     ASSERT_EQ(::setsockopt(page.client.native_handle(), SOL_SOCKET, SO_LINGER, &hard, sizeof hard), 0);
@@ -183,52 +196,123 @@ TEST(WebSocket, APageThatResetAfterItsLastMessageIsLetGoAtAClose) {
   EXPECT_TRUE(page.server_done);
 }
 
-// A page that stays connected but has stopped reading, while a write of Beast's to it is stuck in a
-// full socket: the engine's close waits for that write to end, and a close begun must not keep the
-// idle deadline from dropping a peer silent for the whole idle timeout (Beast's handshake timer is
-// armed only once the close's frame may go).
-TEST(WebSocket, AClosingPageThatStoppedReadingBehindAStuckWriteIsDropped) {
+namespace {
+
+// A write the page never reads, stuck in a full socket. The page pings first: Beast answers from within
+// the engine's read, which goes on waiting for a message, so the engine's next write is Beast's (not
+// write_now's, which a ping while it is half-sent would end at once). Then the page never reads;
+// with `pongs`, it sends an unsolicited pong every 50 ms, which Beast takes in without writing.
+struct StuckWrite {
   Page page;
+  bool read_done = false, write_done = false, wrote = true, full = false;
+  std::optional<std::string> read = "not read";
+
+  // `then` runs in the handler once the write is stuck (or after 10 s: `full` says which).
+  void run(leuria::http::ServerLimits limits, bool pongs, std::function<asio::awaitable<void>(WebSocket&)> then) {
+    ASSERT_NO_FATAL_FAILURE(page.start(
+        [this, then](WebSocket& ws) -> asio::awaitable<void> {
+          const auto ex = co_await asio::this_coro::executor;
+          asio::co_spawn(
+              ex,
+              [&]() -> asio::awaitable<void> {
+                read = co_await ws.read();
+                read_done = true;
+              },
+              asio::detached);
+          asio::steady_timer t(ex);
+          t.expires_after(std::chrono::milliseconds(50));  // the ping read and answered
+          co_await t.async_wait(asio::use_awaitable);
+          asio::co_spawn(
+              ex,
+              [&]() -> asio::awaitable<void> {
+                wrote = co_await ws.write(std::string(8 * 1024 * 1024, 'x'));
+                write_done = true;
+              },
+              asio::detached);
+          // Stuck: no room in the engine's socket, and what it holds no longer moves to the page's (whose
+          // buffer is full), for three looks in a row. While it moves, Beast's write goes on and ends frames
+          // (it writes a message in 4 KB frames), and a close could take its turn between two of them.
+          for (int same = 0, i = 0, last = -1; same < 3 && i < 500; ++i) {
+            t.expires_after(std::chrono::milliseconds(20));
+            co_await t.async_wait(asio::use_awaitable);
+            pollfd fd{page.server_fd, POLLOUT, 0};
+            int queued = 0;
+            const bool no_room = ::poll(&fd, 1, 0) == 0 && ::ioctl(page.server_fd, SIOCOUTQ, &queued) == 0;
+            same = no_room && queued == last ? same + 1 : 0;
+            last = queued;
+            full = same == 3;
+          }
+          co_await then(ws);
+          // Longer than run()'s bound: when the engine holds on, the run's bound ends the test, with the
+          // write's coroutine still suspended (not resumed into a destroyed WebSocket).
+          co_await wait_for(write_done, std::chrono::milliseconds(20000));
+          co_await wait_for(read_done, std::chrono::milliseconds(20000));
+        },
+        limits, true));
+    asio::write(page.client, asio::buffer(client_frame("", 0x9)));
+    if (pongs) {
+      asio::co_spawn(
+          page.ioc,
+          [this]() -> asio::awaitable<void> {
+            asio::steady_timer t(page.ioc);
+            const std::string pong = client_frame("", 0xA);
+            while (!page.server_done) {
+              t.expires_after(std::chrono::milliseconds(50));
+              co_await t.async_wait(asio::use_awaitable);
+              auto [ec, n] = co_await asio::async_write(page.client, asio::buffer(pong), asio::as_tuple(asio::use_awaitable));
+              if (ec) co_return;
+            }
+          },
+          asio::detached);
+    }
+    page.run();
+  }
+
+  void expect_let_go() {
+    EXPECT_TRUE(full);
+    EXPECT_TRUE(write_done);
+    EXPECT_FALSE(wrote);
+    EXPECT_TRUE(read_done);
+    EXPECT_EQ(read, std::nullopt);
+    EXPECT_TRUE(page.server_done);
+  }
+};
+
+}  // namespace
+
+// The engine closes (the session ended) while its write to the page is stuck: the close frame waits for
+// that write, so Beast's handshake timer never starts. The close's own bound ends the connection, however
+// often the page is heard meanwhile.
+TEST(WebSocket, ACloseBehindAStuckWriteEndsAtItsOwnBoundHoweverOftenThePageIsHeard) {
+  StuckWrite w;
+  leuria::http::ServerLimits limits;
+  limits.idle_timeout = std::chrono::milliseconds(400);  // the pongs keep the page heard: this never passes
+  limits.write_timeout = std::chrono::seconds(60);       // nor this; the close's bound is the shorter, 400 ms
+  bool close_done = false;
+  w.run(limits, true, [&](WebSocket& ws) -> asio::awaitable<void> {
+    co_await ws.close();
+    close_done = true;
+  });
+  EXPECT_TRUE(close_done);
+  w.expect_let_go();
+}
+
+// No close: the page keeps sending (pongs) and never reads. A write of the engine's that has waited past
+// the write timeout ends the connection at the next frame heard; the idle timeout never would.
+TEST(WebSocket, APageThatSendsButNeverReadsIsLetGoAtTheWriteTimeout) {
+  StuckWrite w;
+  leuria::http::ServerLimits limits;
+  limits.write_timeout = std::chrono::milliseconds(300);  // idle: 60 s
+  w.run(limits, true, [](WebSocket&) -> asio::awaitable<void> { co_return; });
+  w.expect_let_go();
+}
+
+// A page that stopped reading and is silent: the idle timeout ends it (the ping at its half waits behind
+// the stuck write, and the socket is dropped at its end).
+TEST(WebSocket, ASilentPageBehindAStuckWriteIsLetGoAtTheIdleTimeout) {
+  StuckWrite w;
   leuria::http::ServerLimits limits;
   limits.idle_timeout = std::chrono::milliseconds(400);
-  bool read_done = false, write_done = false, close_done = false, wrote = true;
-  std::optional<std::string> read = "not read";
-  page.start(
-      [&](WebSocket& ws) -> asio::awaitable<void> {
-        const auto ex = co_await asio::this_coro::executor;
-        asio::co_spawn(
-            ex,
-            [&]() -> asio::awaitable<void> {
-              read = co_await ws.read();
-              read_done = true;
-            },
-            asio::detached);
-        // The page's ping, answered from within that read (which goes on waiting for a message),
-        // leaves the next write to Beast: far more than the two sockets' buffers take.
-        asio::steady_timer t(ex);
-        t.expires_after(std::chrono::milliseconds(50));
-        co_await t.async_wait(asio::use_awaitable);
-        asio::co_spawn(
-            ex,
-            [&]() -> asio::awaitable<void> {
-              wrote = co_await ws.write(std::string(64 * 1024 * 1024, 'x'));
-              write_done = true;
-            },
-            asio::detached);
-        t.expires_after(std::chrono::milliseconds(50));
-        co_await t.async_wait(asio::use_awaitable);
-        co_await ws.close();
-        close_done = true;
-        co_await wait_for(write_done, std::chrono::milliseconds(2000));
-        co_await wait_for(read_done, std::chrono::milliseconds(2000));
-      },
-      limits);
-  asio::write(page.client, asio::buffer(client_frame("", 0x9)));
-  page.run();
-  EXPECT_TRUE(close_done);
-  EXPECT_TRUE(write_done);
-  EXPECT_FALSE(wrote);
-  EXPECT_TRUE(read_done);
-  EXPECT_EQ(read, std::nullopt);
-  EXPECT_TRUE(page.server_done);
+  w.run(limits, false, [](WebSocket&) -> asio::awaitable<void> { co_return; });
+  w.expect_let_go();
 }
