@@ -30,6 +30,11 @@ constexpr std::uint16_t kLastCloseCode = 4999;
 // A message's read buffer that grew past this for a large message is given back after it.
 constexpr std::size_t kKeptReadBuffer = 64 * 1024;
 
+// The upgrade's answer and a closing handshake: Beast's timer for both, and the close's own bound.
+std::chrono::milliseconds handshake_timeout(const ServerLimits& limits) {
+  return std::min(limits.write_timeout, limits.idle_timeout);
+}
+
 // Beast does the framing and fails the connection with the RFC's code for what it refuses (1002 for
 // unmasked frames, reserved bits, unknown opcodes, bad control frames and close codes, 1007 for
 // invalid UTF-8, 1009 over read_message_max). What it lets through is refused here: binary messages
@@ -64,11 +69,9 @@ constexpr std::size_t kKeptReadBuffer = 64 * 1024;
 // only once the close frame may go, which a stuck write keeps from happening).
 class BeastWebSocket final : public WebSocket {
  public:
-  BeastWebSocket(websocket::stream<transport::DrainedTcpStream>& ws, std::chrono::milliseconds idle_timeout,
-                 std::chrono::milliseconds write_timeout)
-      : ws_(ws), half_idle_(idle_timeout / 2), write_timeout_(write_timeout),
-        close_timeout_(std::min(write_timeout, idle_timeout)),
-        quiet_(ws.get_executor(), [this] { on_quiet(); }, half_idle_) {
+  BeastWebSocket(websocket::stream<transport::DrainedTcpStream>& ws, const ServerLimits& limits)
+      : ws_(ws), half_idle_(limits.idle_timeout / 2), write_timeout_(limits.write_timeout),
+        close_timeout_(handshake_timeout(limits)), quiet_(ws.get_executor(), [this] { on_quiet(); }, half_idle_) {
     ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
       heard();
       if (kind == websocket::frame_type::pong) return;
@@ -99,6 +102,7 @@ class BeastWebSocket final : public WebSocket {
       *beast_may_write_ = false;  // whatever Beast wrote during this read has been written
       n += got;
       heard();
+      if (!socket().is_open()) co_return std::nullopt;  // dropped by heard(): a write waited too long
     } while (!ws_.is_message_done());
     if (!ws_.got_text()) {
       spdlog::debug("event=websocket.binary_refused bytes={}", n);
@@ -315,7 +319,7 @@ websocket::stream_base::timeout websocket_timeouts(const ServerLimits& limits) {
   websocket::stream_base::timeout t{};
   // The 101 answer, and the closing handshake: after our close frame Beast reads (and drops) what
   // the peer still sends until its close frame arrives, which a peer that stopped reading never sends.
-  t.handshake_timeout = std::min(limits.write_timeout, limits.idle_timeout);
+  t.handshake_timeout = handshake_timeout(limits);
   t.idle_timeout = websocket::stream_base::none();
   t.keep_alive_pings = false;
   return t;
@@ -333,7 +337,7 @@ asio::awaitable<void> run_websocket(beast::tcp_stream& stream, const bhttp::requ
   }));
   auto [ec] = co_await ws.async_accept(req, asio::as_tuple(asio::use_awaitable));
   if (ec) co_return;
-  BeastWebSocket socket(ws, limits.idle_timeout, limits.write_timeout);
+  BeastWebSocket socket(ws, limits);
   co_await res.upgrade(socket);
   co_await socket.close();
 }
