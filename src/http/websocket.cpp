@@ -298,8 +298,10 @@ class BeastWebSocket final : public WebSocket {
   websocket::stream<transport::DrainedTcpStream>& ws_;
   beast::flat_buffer buffer_;  // the message being read; kept between messages
   const std::chrono::milliseconds half_idle_;
-  const std::chrono::milliseconds write_timeout_;  // a write of ours waiting longer ends the socket at the next frame heard
-  const std::chrono::milliseconds close_timeout_;  // a close begun ends the socket after this at the latest
+  // A write of ours waiting longer ends the socket at the next frame heard; a close begun ends it
+  // after close_timeout_ at the latest.
+  const std::chrono::milliseconds write_timeout_;
+  const std::chrono::milliseconds close_timeout_;
   std::chrono::steady_clock::time_point write_began_{};  // while writing_
   bool pinged_ = false;  // a ping went out (or waits to) since the last frame heard
   std::shared_ptr<bool> ping_in_flight_ = std::make_shared<bool>(false);

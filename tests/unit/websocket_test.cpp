@@ -269,7 +269,8 @@ struct StuckWrite {
               t.expires_after(std::chrono::milliseconds(full ? 50 : 10));
               co_await t.async_wait(asio::use_awaitable);
               if (!full) continue;
-              auto [ec, n] = co_await asio::async_write(page.client, asio::buffer(pong), asio::as_tuple(asio::use_awaitable));
+              auto [ec, n] =
+                  co_await asio::async_write(page.client, asio::buffer(pong), asio::as_tuple(asio::use_awaitable));
               if (ec) co_return;
             }
           },
