@@ -127,7 +127,6 @@ struct Page {
 struct ResetPage {
   Page page;
   std::optional<std::string> first;
-  bool server_done = false;
 
   void run(std::function<asio::awaitable<void>(WebSocket&)> handler) {
     ASSERT_NO_FATAL_FAILURE(page.start(
@@ -143,7 +142,6 @@ struct ResetPage {
     pollfd fd{page.server_fd, POLLERR | POLLHUP, 0};
     ASSERT_EQ(::poll(&fd, 1, 5000), 1);
     page.run();
-    server_done = page.server_done;
   }
 };
 
@@ -161,29 +159,29 @@ asio::awaitable<void> wait_for(const bool& flag, std::chrono::milliseconds bound
 // The engine's next write (a channel's ping, a tool call) finds the peer gone: it must end the read
 // waiting on the socket, or the channel is held until the engine exits.
 TEST(WebSocket, APageThatResetAfterItsLastMessageIsLetGoAtTheNextWrite) {
-  ResetPage page;
+  ResetPage reset;
   std::optional<std::string> second;
   bool wrote = true, handler_done = false;
-  page.run([&](WebSocket& ws) -> asio::awaitable<void> {
+  reset.run([&](WebSocket& ws) -> asio::awaitable<void> {
     wrote = co_await ws.write("{\"type\":\"ping\"}");
     second = co_await ws.read();
     handler_done = true;
   });
-  EXPECT_EQ(page.first, std::optional<std::string>(kLast));
+  EXPECT_EQ(reset.first, std::optional<std::string>(kLast));
   EXPECT_FALSE(wrote);
   EXPECT_TRUE(handler_done);
   EXPECT_EQ(second, std::nullopt);
-  EXPECT_TRUE(page.server_done);
+  EXPECT_TRUE(reset.page.server_done);
 }
 
 // The engine closes instead (the page broke the protocol, or the session ended) while its reader
 // waits: the close frame finds the peer gone, and the close must end that read too, before the
 // handler returns (whose end would close the socket anyway).
 TEST(WebSocket, APageThatResetAfterItsLastMessageIsLetGoAtAClose) {
-  ResetPage page;
+  ResetPage reset;
   bool read_done = false, read_ended_before_return = false;
   std::optional<std::string> second = "not read";
-  page.run([&](WebSocket& ws) -> asio::awaitable<void> {
+  reset.run([&](WebSocket& ws) -> asio::awaitable<void> {
     asio::co_spawn(
         co_await asio::this_coro::executor,
         [&]() -> asio::awaitable<void> {
@@ -195,10 +193,10 @@ TEST(WebSocket, APageThatResetAfterItsLastMessageIsLetGoAtAClose) {
     co_await wait_for(read_done, std::chrono::milliseconds(5000));
     read_ended_before_return = read_done;
   });
-  EXPECT_EQ(page.first, std::optional<std::string>(kLast));
+  EXPECT_EQ(reset.first, std::optional<std::string>(kLast));
   EXPECT_TRUE(read_ended_before_return);
   EXPECT_EQ(second, std::nullopt);
-  EXPECT_TRUE(page.server_done);
+  EXPECT_TRUE(reset.page.server_done);
 }
 
 namespace {
