@@ -36,8 +36,21 @@ void PairingAnnouncer::on_request(const core::PairingView& r) {
   }
   const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/connect/" + r.id;
   std::printf("%s asks to use your AI. Approve or deny at %s\n", r.origin.c_str(), url.c_str());
+  if (!open_browser_) {
+    std::fflush(stdout);
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (opened_ && now - last_open_ < kOpenEvery) {
+    std::printf("(Not opening another tab so soon after the last one: open the address above to decide.)\n");
+    std::fflush(stdout);
+    spdlog::info("event=pairing.open_held id={} origin={}", r.id, r.origin);
+    return;
+  }
   std::fflush(stdout);
-  if (open_browser_) open_in_browser(url);
+  opened_ = true;
+  last_open_ = now;
+  open_in_browser(url);
 }
 
 void PairingAnnouncer::on_decided(const core::PairingView& r, core::Decision d) {

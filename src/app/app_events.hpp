@@ -1,6 +1,7 @@
 // What the engine tells the visitor when pairing happens. CLI mode: a line in the terminal and the
 // approval page opened in the browser. App mode: JSON lines on stdout for the desktop app.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -18,10 +19,16 @@ class PairingAnnouncer final : public core::PairingObserver {
   void on_request(const core::PairingView& request) override;
   void on_decided(const core::PairingView& request, core::Decision decision) override;
 
+  // At most one approval tab this often: a page that makes many origins claim at once (iframes on many
+  // subdomains) must not flood the visitor's browser with tabs. The questions past it are printed only.
+  static constexpr std::chrono::seconds kOpenEvery{10};
+
  private:
   bool app_mode_;
   std::uint16_t port_;
   bool open_browser_;
+  std::chrono::steady_clock::time_point last_open_{};
+  bool opened_ = false;
 };
 
 // The app-mode lines that aren't about pairing.

@@ -122,7 +122,8 @@ int run_engine(const StartOptions& o) {
   asio::io_context ioc(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE);
   auto listening = transport::listen_loopback(ioc.get_executor(), static_cast<std::uint16_t>(std::get<int>(port_or)));
   if (!listening) return fail(app_mode, listening.error());
-  asio::ip::tcp::acceptor acceptor = std::move(*listening);
+  asio::ip::tcp::acceptor acceptor = std::move(listening->acceptor);
+  asio::ip::tcp::socket v6_guard = std::move(listening->v6_guard);  // held, never read: see transport::Loopback
   const std::uint16_t port = acceptor.local_endpoint().port();
 
   try {

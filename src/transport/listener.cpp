@@ -3,6 +3,7 @@
 #include "transport/drained_read.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -16,7 +17,9 @@ namespace leuria::transport {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-boost::system::result<tcp::acceptor, std::string> listen_loopback(asio::any_io_executor ex, std::uint16_t port) {
+namespace {
+
+boost::system::result<tcp::acceptor, std::string> listen_v4(asio::any_io_executor ex, std::uint16_t port) {
   tcp::acceptor acceptor(ex);
   tcp::endpoint ep(asio::ip::make_address_v4("127.0.0.1"), port);
   boost::system::error_code ec;
@@ -30,6 +33,42 @@ boost::system::result<tcp::acceptor, std::string> listen_loopback(asio::any_io_e
     return "Not allowed to listen on port " + std::to_string(port) + "; choose another port with --port.";
   if (ec) return "Cannot listen on 127.0.0.1:" + std::to_string(port) + ": " + ec.message() + ".";
   return acceptor;
+}
+
+// [::1]:port bound and never listened on. No SO_REUSEADDR: with it, a second socket of the same user that
+// also set it could bind the address beside ours. An error is returned only when another program already
+// holds the address; a machine without IPv6 loopback leaves the guard closed.
+boost::system::result<tcp::socket, boost::system::error_code> hold_v6(asio::any_io_executor ex, std::uint16_t port) {
+  tcp::socket guard(ex);
+  tcp::endpoint ep(asio::ip::address_v6::loopback(), port);
+  boost::system::error_code ec;
+  guard.open(ep.protocol(), ec);
+  if (!ec) guard.set_option(asio::ip::v6_only(true), ec);
+  if (!ec) guard.bind(ep, ec);
+  if (ec == asio::error::address_in_use) return ec;
+  if (ec) {
+    spdlog::debug("event=listener.no_ipv6_loopback msg=\"{}\"", ec.message());
+    boost::system::error_code ignored;
+    guard.close(ignored);
+  }
+  return guard;
+}
+
+}  // namespace
+
+boost::system::result<Loopback, std::string> listen_loopback(asio::any_io_executor ex, std::uint16_t port) {
+  // A port the system picked may be taken on [::1] by chance: pick again, a few times.
+  for (int attempt = 0;; ++attempt) {
+    auto acceptor = listen_v4(ex, port);
+    if (!acceptor) return acceptor.error();
+    const std::uint16_t bound = acceptor->local_endpoint().port();
+    auto guard = hold_v6(ex, bound);
+    if (guard) return Loopback{std::move(*acceptor), std::move(*guard)};
+    if (port == 0 && attempt < 8) continue;
+    return "Port " + std::to_string(bound) +
+           " is already in use on [::1] by another program, which pages that name the engine as localhost "
+           "would reach instead; stop it or choose another port with --port.";
+  }
 }
 
 // Shared by the accept loop and every slot, so that connections still alive when the loop ends

@@ -1,5 +1,5 @@
-// Bytes: the loopback TCP listener. Binds 127.0.0.1 only, and hands each accepted socket on with
-// a slot of the connection cap.
+// Bytes: the loopback TCP listener. Listens on 127.0.0.1 only (and holds [::1] without listening), and
+// hands each accepted socket on with a slot of the connection cap.
 #pragma once
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,10 +11,19 @@
 
 namespace leuria::transport {
 
-// Binds 127.0.0.1:port (0 picks a free port). The error is a plain sentence ("Port 19570 is
-// already in use …").
-boost::system::result<boost::asio::ip::tcp::acceptor, std::string> listen_loopback(
-    boost::asio::any_io_executor ex, std::uint16_t port);
+// What the engine holds on the loopback: a listener on 127.0.0.1, and [::1] on the same port bound but
+// never listening. Pages may name the engine as localhost, which a browser may try as [::1] first; held
+// there, that address refuses every connection (the browser falls back to 127.0.0.1) and no other program
+// can take it to pose as the engine. `v6_guard` stays closed where the machine has no IPv6 loopback:
+// there nobody can take it either.
+struct Loopback {
+  boost::asio::ip::tcp::acceptor acceptor;
+  boost::asio::ip::tcp::socket v6_guard;
+};
+
+// Binds 127.0.0.1:port and holds [::1]:port (0 picks a port free on both). The error is a plain
+// sentence ("Port 19570 is already in use …").
+boost::system::result<Loopback, std::string> listen_loopback(boost::asio::any_io_executor ex, std::uint16_t port);
 
 struct SlotTable;
 

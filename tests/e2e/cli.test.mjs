@@ -16,6 +16,15 @@ async function homeWithConfig(config) {
   return home;
 }
 
+/** Listens on host:port; resolves { server } or { code } (the listen's error code). */
+function listenOn(host, port) {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', (e) => resolve({ code: e.code }));
+    server.listen({ host, port, ipv6Only: true }, () => resolve({ server }));
+  });
+}
+
 function assertBusy(r, port) {
   assert.equal(r.timedOut, false, `the engine should have failed on busy port ${port}, it kept running; stdout: ${r.stdout}`);
   assert.equal(r.code, 1, `exit code; stderr: ${r.stderr}`);
@@ -87,6 +96,12 @@ describe('cli', { timeout: 60000 }, () => {
         s.on('error', () => resolve('refused'));
       });
       assert.equal(v6, 'refused', 'the engine must not listen on ::1');
+      // ...but holds it: no other program can listen there and pose as the engine to pages that name it
+      // localhost (a browser may try [::1] first).
+      const squat = await listenOn('::1', eng.port);
+      if (squat.server) await new Promise((resolve) => squat.server.close(resolve));
+      if (squat.code !== 'EADDRNOTAVAIL' && squat.code !== 'EAFNOSUPPORT')  // else: no IPv6 loopback here
+        assert.equal(squat.code, 'EADDRINUSE', `another program could listen on [::1]:${eng.port}`);
       await eng.stop();
     });
 
@@ -118,6 +133,18 @@ describe('cli', { timeout: 60000 }, () => {
       const r = await runCli(['--app', '--port', String(busy.port)], { timeoutMs: 5000, env: { LEURIA_ADMIN_TOKEN: 'x'.repeat(40) } });
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /already in use/);
+    });
+
+    it('exits 1 when another program listens on [::1] on the port, which pages naming localhost could reach', async () => {
+      const squat = await listenOn('::1', 0);
+      if (squat.code) return;  // no IPv6 loopback here: nobody can take it either
+      try {
+        const r = await runCli(['--port', String(squat.server.address().port), '--no-open'], { timeoutMs: 5000 });
+        assertBusy(r, squat.server.address().port);
+        assert.match(r.stderr, /\[::1\]/);
+      } finally {
+        await new Promise((resolve) => squat.server.close(resolve));
+      }
     });
   });
 

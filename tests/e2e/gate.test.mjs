@@ -452,6 +452,29 @@ describe('gate: browser requests without Origin, app engine', { timeout: 60000 }
     assert.ok(logged(eng, /event=http\.gate method=GET path=\/health caller=web status=403/), eng.stderrLines.join('\n'));
   });
 
+  // DNS rebinding: the page's own name now points at 127.0.0.1, so it reads its same-origin answers. A
+  // readable "host not allowed" would tell it Leuria is installed. An http: page's same-origin GET carries
+  // no Origin and no Sec-Fetch-*, so it looks like a local process's: every wrong Host gets silence.
+  it('is silent to every request naming another Host, a connected origin\'s included, at both doors', async () => {
+    const host = { Host: `rebound.example:${eng.port}` };
+    const probes = [
+      { path: '/health', headers: {} },
+      { method: 'POST', path: '/webmcp/mcp', headers: { 'Content-Type': 'application/json' }, body: '{}' },
+      { path: '/health', headers: fromBrowser('same-origin', 'empty') },
+      { path: '/health', headers: fromBrowser('none', 'document') },
+      { path: '/health', headers: { Origin: paired } },
+      { method: 'POST', path: '/connect/claim', headers: { Origin: `http://rebound.example:${eng.port}`, 'Content-Type': 'application/json' }, body: '{}' },
+      { method: 'POST', path: '/webmcp/mcp', headers: { Origin: 'null', 'Content-Type': 'application/json' }, body: '{}' },
+      { method: 'POST', path: '/webmcp/mcp', headers: { ...fromBrowser('same-origin', 'empty'), 'Content-Type': 'application/json' }, body: '{}' },
+      { path: '/webmcp/register', headers: { ...fromBrowser('same-origin', 'websocket'), Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' } },
+    ];
+    for (const p of probes) {
+      const r = await request(eng, { method: p.method || 'GET', path: p.path, headers: { ...p.headers, ...host }, body: p.body });
+      assertSilent(r, `${p.method || 'GET'} ${p.path} ${JSON.stringify(p.headers)}`);
+    }
+    assert.ok(logged(eng, /event=http\.gate method=GET path=\/health caller=local status=403 host_ok=false/), eng.stderrLines.join('\n'));
+  });
+
   it('answers the visitor\'s navigation and local processes', async () => {
     for (const headers of [fromBrowser('none', 'document'), fromBrowser('same-origin', 'empty'), {}]) {
       const r = await request(eng, { path: '/health', headers });

@@ -2,6 +2,9 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import {
   startEngine, stopAll, claim, startCliClaim, pairCli, own, local, web, sleep,
   nonce, freshOrigin, assertError, assertJsonType, assertCors, readGrants, findGrant,
@@ -402,5 +405,30 @@ describe('pairing limits (CLI engine)', { timeout: 60000 }, () => {
     await sleep(1000);
     assertError(await own(eng, `/connect/${requestId}/decide`, { body: { allow: true } }), 410);
     await eng.stop();
+  });
+});
+
+// A page can make many origins claim at once (iframes on many subdomains): each asks, but the visitor's
+// browser gets one approval tab, not one per origin. A fake xdg-open on PATH records what was opened.
+describe('pairing (CLI engine): approval tabs', { timeout: 30000 }, () => {
+  after(stopAll);
+
+  it('opens one tab for a burst of questions and prints every one', async () => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'leuria-opener-'));
+    const opened = path.join(dir, 'opened');
+    await fsp.writeFile(path.join(dir, 'xdg-open'), `#!/bin/sh\necho "$1" >> "${opened}"\n`, { mode: 0o755 });
+    const eng = await startEngine({ args: ['--port', '0'], env: { PATH: `${dir}:${process.env.PATH}` }, timings: { claimWaitMs: CLAIM_WAIT } });
+    try {
+      const asked = [];
+      for (let i = 0; i < 4; i++) asked.push((await startCliClaim(eng, freshOrigin(`burst${i}`), { nonce: nonce() })).requestId);
+      await sleep(500);  // xdg-open runs in the background
+      const urls = (await fsp.readFile(opened, 'utf8')).split('\n').filter(Boolean);
+      assert.deepEqual(urls, [`http://127.0.0.1:${eng.port}/connect/${asked[0]}`]);
+      assert.equal(eng.lines.filter((l) => APPROVE_RE.test(l)).length, 4, eng.lines.join('\n'));
+      assert.equal(eng.lines.filter((l) => /Not opening another tab/.test(l)).length, 3, eng.lines.join('\n'));
+    } finally {
+      await eng.stop();
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
   });
 });

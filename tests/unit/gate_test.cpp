@@ -66,9 +66,12 @@ TEST(Gate, SilenceIsAnEmpty403InAppMode) {
 }
 
 TEST(Gate, DesktopOriginsNeedTheAdminApi) {
-  auto admin = web::admit(request("/admin/pairing", {{"Host", "127.0.0.1:5000"}, {"Origin", "tauri://localhost"}}),
-                          app_mode(), nobody_known);
+  const http::Header token{"Authorization", "Bearer " + std::string(40, 'k')};
+  auto admin = web::admit(
+      request("/admin/pairing", {{"Host", "127.0.0.1:5000"}, {"Origin", "tauri://localhost"}, token}), app_mode(),
+      nobody_known);
   EXPECT_FALSE(admin.refusal);
+  EXPECT_TRUE(admin.cors);
   EXPECT_EQ(admin.caller.kind, core::CallerKind::desktop);
   auto elsewhere = web::admit(request("/health", {{"Host", "127.0.0.1:5000"}, {"Origin", "tauri://localhost"}}),
                               app_mode(), nobody_known);
@@ -77,6 +80,57 @@ TEST(Gate, DesktopOriginsNeedTheAdminApi) {
                         cli_mode(), nobody_known);
   EXPECT_FALSE(cli.refusal);
   EXPECT_EQ(cli.caller.kind, core::CallerKind::web);
+}
+
+// Any page served as tauri.localhost (a local server on port 80, say) must not read the admin API's 401:
+// without the admin token only a preflight, which never carries it, gets CORS there.
+TEST(Gate, ADesktopOriginWithoutTheAdminTokenIsAPageItDoesNotKnow) {
+  for (const char* origin : {"http://tauri.localhost", "https://tauri.localhost"}) {
+    for (const char* bearer : {"", "Bearer wrong"}) {
+      std::vector<http::Header> h{{"Host", "127.0.0.1:5000"}, {"Origin", origin}};
+      if (*bearer) h.push_back({"Authorization", bearer});
+      auto a = web::admit(request("/admin/pairing", h), app_mode(), nobody_known);
+      ASSERT_TRUE(a.refusal) << origin << " " << bearer;
+      EXPECT_TRUE(a.silenced);
+      EXPECT_TRUE(a.refusal->body.empty());
+      EXPECT_FALSE(a.cors);
+    }
+    auto preflight = web::admit(request("/admin/pairing", {{"Host", "127.0.0.1:5000"}, {"Origin", origin}}, "OPTIONS"),
+                                app_mode(), nobody_known);
+    EXPECT_FALSE(preflight.refusal);
+    EXPECT_TRUE(preflight.cors);
+  }
+  auto tauri = web::admit(request("/admin/pairing", {{"Host", "127.0.0.1:5000"}, {"Origin", "tauri://localhost"}}),
+                          app_mode(), nobody_known);
+  ASSERT_TRUE(tauri.refusal);
+  EXPECT_FALSE(tauri.cors);
+}
+
+// DNS rebinding: a page at http://rebound.example:5000, its name now 127.0.0.1, reads its same-origin
+// answers. In app mode it must not read "host not allowed" (Leuria is there). Its GET from an http: page
+// carries no Origin and no Sec-Fetch-*, so a wrong Host without them is silenced too.
+TEST(Gate, AWrongHostIsSilenceInAppMode) {
+  const std::vector<std::vector<http::Header>> browser{
+      {{"Host", "rebound.example:5000"}},
+      {{"Host", "rebound.example:5000"}, {"Sec-Fetch-Site", "same-origin"}},
+      {{"Host", "rebound.example:5000"}, {"Origin", "http://rebound.example:5000"}},
+      {{"Host", "rebound.example:5000"}, {"Origin", "null"}},
+      {{"Host", "rebound.example:5000"}, {"Sec-Fetch-Site", "none"}},
+  };
+  for (const auto& h : browser) {
+    auto app = web::admit(request("/health", h), app_mode(), nobody_known);
+    ASSERT_TRUE(app.refusal);
+    EXPECT_EQ(app.refusal->status, 403u);
+    EXPECT_TRUE(app.silenced);
+    EXPECT_TRUE(app.refusal->body.empty());
+    EXPECT_TRUE(app.refusal->headers.empty());
+    auto cli = web::admit(request("/health", h), cli_mode(), nobody_known);
+    ASSERT_TRUE(cli.refusal);
+    EXPECT_EQ(cli.refusal->body, R"({"error":"host not allowed"})");
+  }
+  auto absolute = request("/health", {{"Host", "127.0.0.1:5000"}});
+  absolute.target = "http://evil.example/health";
+  EXPECT_TRUE(web::admit(absolute, app_mode(), nobody_known).silenced);
 }
 
 TEST(Gate, PreflightListsMethodsHeadersAndMaxAge) {

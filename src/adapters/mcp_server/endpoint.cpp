@@ -145,14 +145,15 @@ asio::awaitable<void> stream_changes(http::BodyWriter& w, std::shared_ptr<core::
 }  // namespace
 
 asio::awaitable<http::Response> McpEndpoint::handle(http::Request& req) {
-  auto host = req.header("host");
-  if (req.header_count("host") != 1 || !host || !core::host_allowed(*host, port_))
-    co_return plain_error(403, "host not allowed");
+  // Silence first: in app mode a request naming another Host (a rebound page's may look local) gets it too.
   if (silent_ && silent_(req)) {
     http::Response silence;
     silence.status = 403;
     co_return silence;
   }
+  auto host = req.header("host");
+  if (req.header_count("host") != 1 || !host || !core::host_allowed(*host, port_))
+    co_return plain_error(403, "host not allowed");
   // Only the AI calls this, from a process: a page (any Origin) never may.
   if (req.header("origin")) co_return plain_error(403, "Pages can't use this endpoint");
   if (req.refused) {  // the server read the head only: say why, and the connection closes

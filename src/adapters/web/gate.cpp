@@ -6,6 +6,12 @@
 
 namespace leuria::web {
 
+bool host_names_engine(const http::Request& req, std::uint16_t port) {
+  auto host = req.header("host");
+  return req.header_count("host") == 1 && host && core::host_allowed(*host, port) &&
+         (req.target.starts_with("/") || (req.method == "OPTIONS" && req.target == "*"));
+}
+
 bool is_admin_path(std::string_view path) { return path == "/admin" || path.starts_with("/admin/"); }
 
 bool admin_token_valid(const http::Request& req, const GateConfig& cfg) {
@@ -23,16 +29,25 @@ Admission admit(const http::Request& req, const GateConfig& cfg,
   a.caller = req.header_count("origin") > 1 ? core::Caller{core::CallerKind::bad_origin, {}, {}}
                                             : core::classify_caller(req.header("origin"), cfg.port, fetch_site);
 
-  // DNS rebinding: the Host must name this engine, once, and the target must be a path.
-  auto host = req.header("host");
-  if (req.header_count("host") != 1 || !host || !core::host_allowed(*host, cfg.port) ||
-      !(req.target.starts_with("/") || (req.method == "OPTIONS" && req.target == "*"))) {
+  if (!host_names_engine(req, cfg.port)) {
+    // A page whose own name was rebound to 127.0.0.1 reads its same-origin answers, and this one would
+    // tell it Leuria is installed. Its GET carries neither an Origin nor, from an http: page, any
+    // Sec-Fetch-* header, so it can't be told from a local process: in app mode every wrong Host gets
+    // silence (the log says why; no local program needs a wrong Host).
+    if (cfg.silence) {
+      a.refusal = silent_response();
+      a.silenced = true;
+      return a;
+    }
     a.refusal = error_response(403, "host not allowed");
     return a;
   }
 
   if (a.caller.kind == core::CallerKind::desktop) {
-    if (cfg.admin_api && (is_admin_path(req.path) || admin_token_valid(req, cfg))) {
+    // The admin token makes the app's webview the app. Its preflights carry no token, so they get CORS
+    // on the admin paths; without the token nothing else does, or any page served as tauri.localhost
+    // would read the admin API's 401 and learn that Leuria is there.
+    if (cfg.admin_api && (admin_token_valid(req, cfg) || (req.method == "OPTIONS" && is_admin_path(req.path)))) {
       a.cors = true;
       return a;
     }

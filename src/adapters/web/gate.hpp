@@ -29,6 +29,9 @@ struct Admission {
 Admission admit(const http::Request& req, const GateConfig& cfg,
                 const std::function<bool(const std::string&)>& known_origin);
 
+// The Host names this engine, once, and the target is a path (DNS rebinding).
+bool host_names_engine(const http::Request& req, std::uint16_t port);
+
 bool is_admin_path(std::string_view path);
 bool admin_token_valid(const http::Request& req, const GateConfig& cfg);
 

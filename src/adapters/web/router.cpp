@@ -51,6 +51,7 @@ void WebApi::set_ai(core::AiChoice default_ai, std::map<std::string, std::string
 
 bool WebApi::silences(const http::Request& req) const {
   if (!ctx_.gate.silence) return false;
+  if (!host_names_engine(req, ctx_.gate.port)) return true;  // a rebound page's request may look local
   // The agent's own calls (no Origin, no Sec-Fetch-Site) are a local process's: never silenced, no admission built.
   if (!req.header("origin") && !req.header("sec-fetch-site")) return false;
   return admit(req, ctx_.gate, [this](const std::string& origin) { return known(origin); }).silenced;
@@ -63,8 +64,8 @@ bool WebApi::known(const std::string& origin) const {
 asio::awaitable<http::Response> WebApi::handle(http::Request& req) {
   Admission a = admit(req, ctx_.gate, [this](const std::string& origin) { return known(origin); });
   if (a.refusal) {
-    spdlog::debug("event=http.gate method={} path={} caller={} status={}", req.method, req.path,
-                  caller_word(a.caller.kind), a.refusal->status);
+    spdlog::debug("event=http.gate method={} path={} caller={} status={} host_ok={}", req.method, req.path,
+                  caller_word(a.caller.kind), a.refusal->status, host_names_engine(req, ctx_.gate.port));
     co_return std::move(*a.refusal);
   }
   if (req.method == "OPTIONS") {
