@@ -142,6 +142,7 @@ int run_engine(const StartOptions& o) {
     core::SessionLimits limits;
     limits.start_timeout = t.session_start;
     limits.retention = t.session_retention;
+    limits.unused_timeout = t.session_unused;
     limits.tool_call_timeout = t.tool_call;
     core::SessionBook sessions(ioc.get_executor(), backends, limits, "http://127.0.0.1:" + std::to_string(port) + "/webmcp/mcp");
 

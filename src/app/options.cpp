@@ -154,6 +154,7 @@ std::variant<Timings, std::string> timings_from_env() {
     else if (key == "lastUsedMs") slot = &t.last_used;
     else if (key == "startTimeoutMs") slot = &t.session_start;
     else if (key == "retentionMs") slot = &t.session_retention;
+    else if (key == "unusedMs") slot = &t.session_unused;
     else if (key == "killGraceMs") slot = &t.kill_grace;
     else if (key == "cancelGraceMs") slot = &t.cancel_grace;
     else if (key == "modelStallMs") slot = &t.model_stall;
@@ -174,7 +175,7 @@ std::variant<Timings, std::string> timings_from_env() {
     }
     if (!slot || !parse_ms(value, *slot))
       return "LEURIA_TEST_TIMINGS has an unknown or malformed item '" + std::string(item) +
-             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, killGraceMs, cancelGraceMs, modelStallMs, pingMs, toolCallMs, mcpKeepAliveMs, embedCacheMs, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, writeTimeoutMs, maxConnections).";
+             "' (known: claimWaitMs, expiryMs, cooldownMs, lastUsedMs, startTimeoutMs, retentionMs, unusedMs, killGraceMs, cancelGraceMs, modelStallMs, pingMs, toolCallMs, mcpKeepAliveMs, embedCacheMs, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, writeTimeoutMs, maxConnections).";
   }
   return t;
 }

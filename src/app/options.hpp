@@ -74,6 +74,7 @@ struct Timings {
   std::chrono::milliseconds last_used{60'000};
   std::chrono::milliseconds session_start{60'000};
   std::chrono::milliseconds session_retention{300'000};
+  std::chrono::milliseconds session_unused{600'000};  // a live session no page uses ends (0: never)
   std::chrono::milliseconds kill_grace{3'000};
   std::chrono::milliseconds cancel_grace{10'000};  // a cancelled turn's agent must answer within this
   std::chrono::milliseconds model_stall{300'000};  // a model server's silence mid-answer

@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "core/permission.hpp"
 #include "core/random.hpp"
 
 namespace leuria::core {
@@ -19,8 +20,11 @@ std::string duration_in_words(std::chrono::milliseconds d) {
   return say(ms, " millisecond");
 }
 
+static_assert(kMaxToolNameLength + std::char_traits<char>::length(kPageToolPrefix) == 64,
+              "a page tool's name as Claude sees it must fit the Anthropic API's 64 characters");
+
 bool valid_tool_name(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
+  if (name.empty() || name.size() > kMaxToolNameLength) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
   });
@@ -245,6 +249,11 @@ constexpr std::string_view kInProcess = "\x01in-process";
 asio::awaitable<ToolResult> PageTools::call(std::string name, std::string arguments_json) {
   auto self = shared_from_this();
   if (!has_tool(name)) co_return ToolResult{true, "Unknown tool: " + name};
+  // A model's arguments that are no JSON object (small local models often write broken JSON) go back to
+  // it as the call's error, so it can try again; sent on as {}, the page would run the tool without them.
+  std::optional<std::string> refused;
+  if (link_) refused = link_->refuse_arguments(arguments_json);
+  if (refused) co_return ToolResult{true, std::move(*refused)};
   std::string tag(kInProcess);  // named: no temporaries in a co_await's arguments (GCC 12)
   auto a = co_await request(PageCall::Kind::tool, std::move(name), std::move(arguments_json), std::move(tag));
   co_return ToolResult{a.status != PageAnswer::Status::answered, std::move(a.text)};
@@ -253,6 +262,9 @@ asio::awaitable<ToolResult> PageTools::call(std::string name, std::string argume
 void PageTools::cancel_calls() {
   while (cancel_where([](const Pending& p) { return p.tag == kInProcess; })) {
   }
+  // An agent's calls, over MCP, end as failed calls it reads: an agent that doesn't abort its own call on
+  // session/cancel would otherwise wait for the page, and fail at the cancel's grace instead of going idle.
+  fail_all(PageAnswer{PageAnswer::Status::failed, "The visitor stopped the turn before the page answered", {}});
 }
 
 }  // namespace leuria::core

@@ -62,9 +62,16 @@ class PageLink {
   virtual ~PageLink() = default;
   virtual void send_call(const PageCall& call) = 0;
   virtual void close() = 0;
+  // Why the channel can't carry these tool arguments, in words for the AI (the core never reads JSON;
+  // the door that writes the call does); nothing when it can. Asked for the in-process model's calls,
+  // whose arguments are whatever text the model wrote.
+  virtual std::optional<std::string> refuse_arguments(std::string_view) const { return std::nullopt; }
 };
 
-// Tool names the page may declare: what every agent can put after mcp__webmcp__.
+// Tool names the page may declare: what every agent can put after mcp__webmcp__. Claude Code names a
+// tool mcp__webmcp__<name> (13 characters before it) and the Anthropic API refuses any tool name over
+// 64 characters, the whole turn with it: so at most 64 - 13.
+inline constexpr std::size_t kMaxToolNameLength = 51;
 bool valid_tool_name(std::string_view name);
 
 // "10 minutes", "1 minute", "90 seconds", "600 milliseconds": a call timeout, exactly, as the AI reads it

@@ -3,8 +3,9 @@
 #include <algorithm>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 
+#include "core/page_tools.hpp"
+#include "core/plain_text.hpp"
 #include "core/random.hpp"
 
 namespace leuria::core {
@@ -111,12 +112,30 @@ Event Session::final_event() const {
   return e;
 }
 
+// Readers that went or ended. publish() drops them too, but no event comes while a session waits for
+// approval or is idle: a client opening and dropping streams then grew the list without bound.
+void Session::prune_readers() {
+  auto gone = std::remove_if(subscribers_.begin(), subscribers_.end(), [](const std::weak_ptr<Subscriber>& w) {
+    auto s = w.lock();
+    return !s || s->ended();
+  });
+  subscribers_.erase(gone, subscribers_.end());
+}
+
+bool Session::has_reader() const {
+  return std::any_of(subscribers_.begin(), subscribers_.end(), [](const std::weak_ptr<Subscriber>& w) {
+    auto s = w.lock();
+    return s && !s->ended();
+  });
+}
+
 std::shared_ptr<Subscriber> Session::subscribe() {
   auto s = std::make_shared<Subscriber>(ex_, flow_);
   if (is_final(status_)) {
     s->push(final_event());
     return s;
   }
+  touch();
   if (approved()) s->push(Event{EventKind::webmcp_ready});
   if (status_ == SessionStatus::idle) {
     if (last_turn_) s->push(*last_turn_);
@@ -127,8 +146,48 @@ std::shared_ptr<Subscriber> Session::subscribe() {
     chunk.text = turn_text_.substr(0, replay_len_);
     s->push_replay(std::move(chunk));
   }
+  prune_readers();
   subscribers_.push_back(s);
+  // An AI paused because every reader was full goes on if this one has room: nothing else would wake
+  // it until an old reader drained or its write deadline ended it (its queue may hold thoughts or tool
+  // calls, which the replay doesn't repeat, so the new reader starts with room).
+  if (status_ == SessionStatus::running && !s->full()) flow_->wake();
   return s;
+}
+
+void Session::page_left() {
+  if (!is_final(status_) && maybe_unused_) maybe_unused_();
+}
+
+bool Session::reap_if_unused(std::chrono::steady_clock::time_point now, std::chrono::milliseconds limit) {
+  const bool waiting = status_ == SessionStatus::pending_approval || status_ == SessionStatus::idle;
+  if (!waiting || has_reader() || tools_->connected()) {
+    unused_since_.reset();
+    return false;
+  }
+  if (!unused_since_) unused_since_ = now;
+  if (now - *unused_since_ < limit) return false;
+  end(SessionStatus::cancelled, "No page used this session for " + duration_in_words(limit));
+  return true;
+}
+
+auto Session::on_coroutine_end() {
+  return [weak = weak_from_this()](std::exception_ptr e) {
+    if (!e) return;
+    auto self = weak.lock();
+    if (!self) return;
+    std::string what = "an unknown exception";
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      what = x.what();
+    } catch (...) {
+    }
+    self->in_backend_ = false;
+    // The core has no log of its own: the page's developer reads this in the stream's log events.
+    self->on_log("[leuria] internal error: " + valid_utf8(what, 300));  // a debugging line, as an agent's stderr
+    self->end(SessionStatus::failed, "The session stopped on an internal error in the engine");
+  };
 }
 
 boost::system::result<void, SessionError> Session::approve() {
@@ -144,7 +203,7 @@ boost::system::result<void, SessionError> Session::approve() {
     end(SessionStatus::failed, "The AI did not start within " +
                                    std::to_string(limits_.start_timeout.count() / 1000) + " s");
   });
-  asio::co_spawn(ex_, run_start(), asio::detached);
+  asio::co_spawn(ex_, run_start(), on_coroutine_end());
   return {};
 }
 
@@ -182,6 +241,7 @@ asio::awaitable<void> Session::run_start() {
     cancel_requested_ = false;
     status_ = SessionStatus::idle;
     publish(Event{EventKind::ready});
+    page_left();
   }
 }
 
@@ -198,7 +258,7 @@ boost::system::result<void, SessionError> Session::prompt(std::string text, std:
       return SessionError{SessionError::Kind::bad_request, "Agent session has ended. Start a new session."};
   }
   status_ = SessionStatus::running;  // at once, so a second prompt is refused
-  asio::co_spawn(ex_, run_turn(std::move(text), std::move(attachments)), asio::detached);
+  asio::co_spawn(ex_, run_turn(std::move(text), std::move(attachments)), on_coroutine_end());
   return {};
 }
 
@@ -235,6 +295,7 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
   status_ = SessionStatus::idle;
   last_turn_ = done;
   publish(std::move(done));
+  page_left();
 }
 
 void Session::cancel_turn() {
@@ -252,6 +313,7 @@ void Session::end(SessionStatus final_status, std::string error) {
   if (is_final(status_)) return;
   status_ = final_status;
   if (final_status == SessionStatus::failed) error_ = error.empty() ? "The session failed" : error;
+  else if (!error.empty()) error_ = std::move(error);  // why it was cancelled (GET shows it; the event stays null)
   start_timer_.cancel();
   forget_turn_text();
   last_turn_.reset();
@@ -301,6 +363,13 @@ void Session::on_permission(PermissionInfo decision) {
 void Session::on_log(std::string line) { publish_text(EventKind::log, std::move(line)); }
 
 void Session::on_exit(int code) {
+  // Before it started, any exit is a failure: a misconfigured command that prints its usage and exits 0
+  // would otherwise end the session `completed`, and the page would show an empty answer.
+  if (status_ == SessionStatus::starting) {
+    end(SessionStatus::failed,
+        "The AI '" + p_.ai.agent + "' stopped (exit code " + std::to_string(code) + ") before it started");
+    return;
+  }
   if (code == 0)
     end(SessionStatus::completed);
   else

@@ -45,6 +45,11 @@ struct SessionLimits {
   std::size_t replay_bytes = 8 * 1024 * 1024;  // the current turn's chunks kept for new streams
   std::size_t turn_text_bytes = 4 * 1024 * 1024;  // the text repeated in turn_completed
   std::chrono::milliseconds tool_call_timeout{600'000};  // a call waits this long for the page
+  // A session waiting for approval or idle that no page has used this long (no stream read it, no tool
+  // channel was open, no request came for it) ends cancelled. A page whose close-on-unload never went out
+  // (a crashed tab, a killed browser) can't close it: it lost the id, and the origin's 4 live sessions
+  // would be held (and idle agents kept running) until the engine stopped. 0: never.
+  std::chrono::milliseconds unused_timeout{600'000};
 };
 
 // Why an action was refused; adapters map `kind` to their protocol (400 / 404).
@@ -100,6 +105,22 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   // before a turn ended still get its answer.
   std::shared_ptr<Subscriber> subscribe();
 
+  // The page used the session (a request for it came): its unused time starts again.
+  void touch() { unused_since_.reset(); }
+  // A page's stream or tool channel went, or a turn ended: the session may now be unused, and the
+  // book's sweep must run (it stops while every live session is in use, so an engine whose pages are all
+  // there wakes for nothing but their pings).
+  void page_left();
+  void on_maybe_unused(std::function<void()> f) { maybe_unused_ = std::move(f); }
+  // Counting its unused time (after reap_if_unused; a session in use is not).
+  bool counting_unused() const { return unused_since_.has_value() && !is_final(status_); }
+  // SessionBook's sweep: a session that waits for approval or is idle, with no reader and no tool
+  // channel, is unused from the first sweep that sees it so; once it has been for `limit`, it ends
+  // cancelled and this returns true. A turn, a start, a reader or a channel resets the count.
+  bool reap_if_unused(std::chrono::steady_clock::time_point now, std::chrono::milliseconds limit);
+  // Slots in the readers' list (readers gone are pruned as others come): for tests.
+  std::size_t reader_slots() const { return subscribers_.size(); }
+
   // BackendSink
   void on_chunk(std::string text) override;
   void on_thought(std::string text) override;
@@ -141,6 +162,11 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   int batch_depth_ = 0;  // a backend is handing over one read (BackendSink::Batch)
   std::shared_ptr<Flow> flow_;  // the readers wake room() through it
   bool reader_full() const;
+  bool has_reader() const;
+  void prune_readers();
+  // Ends the session failed if one of its coroutines threw: a detached one's exception was lost, and
+  // the session stayed `running` (every later prompt got "A turn is already running").
+  auto on_coroutine_end();
   // The current turn's chunk text so far: turn_completed's text, and the replay for new streams (its
   // first replay_len_ bytes). One string, not an Event per chunk: a 100,000-token turn kept 100,000
   // Events (320 bytes each when their rare members were inline), and not two (the replay and the
@@ -152,6 +178,9 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   bool in_backend_ = false;        // the current turn has reached the AI
   bool cancel_requested_ = false;  // cancel-turn before it did
   boost::asio::steady_timer start_timer_;
+  // Since when no page has used the session (see reap_if_unused); empty while one does.
+  std::optional<std::chrono::steady_clock::time_point> unused_since_ = std::chrono::steady_clock::now();
+  std::function<void()> maybe_unused_;  // the book's: arms its sweep
 };
 
 }  // namespace leuria::core

@@ -15,7 +15,7 @@ AiChoice choose_ai(const Grant* grant, const AiChoice& default_ai) {
 }
 
 SessionBook::SessionBook(asio::any_io_executor ex, BackendFactory& factory, SessionLimits limits, std::string mcp_url)
-    : ex_(std::move(ex)), factory_(factory), limits_(limits), mcp_url_(std::move(mcp_url)) {}
+    : ex_(std::move(ex)), factory_(factory), limits_(limits), mcp_url_(std::move(mcp_url)), sweep_timer_(ex_) {}
 
 std::shared_ptr<Session> SessionBook::find_by_registration(std::string_view secret) const {
   for (auto& [id, s] : sessions_)
@@ -66,13 +66,48 @@ boost::system::result<std::shared_ptr<Session>, SessionError> SessionBook::prepa
   auto s = std::make_shared<Session>(ex_, std::move(p), factory_, limits_, std::move(tools),
                                      [this](Session& ended_session) { ended(ended_session); });
   sessions_[s->id()] = s;
+  s->on_maybe_unused([this] { arm_sweep(); });
+  arm_sweep();
   return s;
 }
 
-std::shared_ptr<Session> SessionBook::find(const std::string& id, const std::string& origin) const {
+std::shared_ptr<Session> SessionBook::find(const std::string& id, const std::string& origin) {
   auto it = sessions_.find(id);
   if (it == sessions_.end() || it->second->origin() != origin) return nullptr;
+  it->second->touch();  // its owner asked for it: a page is using it
+  arm_sweep();  // ...for now: whether it goes on doing so, the sweep sees
   return it->second;
+}
+
+// One timer for every session's unused time, every eighth of the limit (on core::coalesced's grid), armed
+// only while a live session may be unused: after a prepare, a request, a page's stream or channel gone
+// or a turn ended (Session::page_left), and for as long as a sweep finds one counting. An engine whose
+// live sessions are all in use, or that has none, is not woken for it. A session is so ended between the
+// limit and an eighth more after its page left.
+void SessionBook::arm_sweep() {
+  if (sweep_armed_ || limits_.unused_timeout <= std::chrono::milliseconds::zero()) return;
+  const auto period = std::max<std::chrono::steady_clock::duration>(limits_.unused_timeout / 8, std::chrono::milliseconds(1));
+  sweep_armed_ = true;
+  sweep_timer_.expires_at(coalesced(std::chrono::steady_clock::now() + period, period));
+  sweep_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;  // cancelled: the book is going away
+    sweep_armed_ = false;
+    sweep();
+  });
+}
+
+void SessionBook::sweep() {
+  const auto now = std::chrono::steady_clock::now();
+  // Collected first: an end may forget other sessions (the origin's quota of ended ones).
+  std::vector<std::shared_ptr<Session>> live;
+  for (auto& [id, s] : sessions_)
+    if (!is_final(s->status())) live.push_back(s);
+  bool counting = false;
+  for (auto& s : live) {
+    s->reap_if_unused(now, limits_.unused_timeout);
+    counting |= s->counting_unused();
+  }
+  if (counting) arm_sweep();
 }
 
 void SessionBook::ended(Session& s) {
@@ -117,7 +152,10 @@ void SessionBook::end_all() {
   for (auto& [id, s] : sessions_)
     if (!is_final(s->status())) live.push_back(s);
   for (auto& s : live) s->end(SessionStatus::cancelled);
+  for (auto& [id, s] : sessions_) s->on_maybe_unused({});  // a session may outlive the book
   for (auto& [id, t] : expiry_) t->cancel();
+  sweep_timer_.cancel();
+  sweep_armed_ = false;
 }
 
 }  // namespace leuria::core

@@ -1,6 +1,7 @@
 // All sessions: created, found by id for their owner only, limited per origin, kept readable for
 // a while after they end (at most limits.kept_ended_per_origin of a site's), and ended together
-// when a site's grant or AI changes.
+// when a site's grant or AI changes. A live session no page has used for limits.unused_timeout ends
+// (Session::reap_if_unused), found by a sweep that runs only while there are live sessions.
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,7 +26,9 @@ class SessionBook {
   boost::system::result<std::shared_ptr<Session>, SessionError> prepare(const std::string& origin, AiChoice ai,
                                                                        PrepareRequest request);
   // nullptr unless the session exists and belongs to `origin` (others can't tell it exists).
-  std::shared_ptr<Session> find(const std::string& id, const std::string& origin) const;
+  std::shared_ptr<Session> find(const std::string& id, const std::string& origin);  // the session is used
+  // The unused sessions' sweep is armed (tests).
+  bool sweeping() const { return sweep_armed_; }
   std::size_t live_count(const std::string& origin) const;
   // A live session by its WebMCP registration secret (any origin: the secret is the proof).
   std::shared_ptr<Session> find_by_registration(std::string_view secret) const;
@@ -42,6 +45,8 @@ class SessionBook {
  private:
   void ended(Session& s);
   void forget(const std::string& id, const std::string& origin);
+  void arm_sweep();
+  void sweep();
 
   boost::asio::any_io_executor ex_;
   BackendFactory& factory_;
@@ -50,6 +55,8 @@ class SessionBook {
   std::map<std::string, std::shared_ptr<Session>> sessions_;
   std::map<std::string, std::unique_ptr<boost::asio::steady_timer>> expiry_;
   std::map<std::string, std::deque<std::string>> ended_;  // origin → its ended sessions' ids, oldest first
+  boost::asio::steady_timer sweep_timer_;
+  bool sweep_armed_ = false;
 };
 
 // The AI for a session of this site: the site's own choice if the visitor made one, else the default.

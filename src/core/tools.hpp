@@ -25,8 +25,8 @@ class ToolRegistry {
   virtual ~ToolRegistry() = default;
   virtual std::vector<ToolSpec> tools() const = 0;
   virtual boost::asio::awaitable<ToolResult> call(std::string name, std::string arguments_json) = 0;
-  // The turn that is waiting in call() was cancelled: those calls end now, as errors, rather than
-  // when the page answers (a call may wait 10 minutes for the visitor).
+  // The turn was cancelled: the calls it waits on (in call(), or an agent's over MCP) end now, as errors,
+  // rather than when the page answers (a call may wait 10 minutes for the visitor).
   virtual void cancel_calls() {}
 };
 

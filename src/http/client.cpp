@@ -39,6 +39,16 @@ void Abort::abort() {
 
 namespace {
 
+// Unregisters an Abort's closer when the scope ends, however it ends: the closers point at the
+// coroutine's locals (its connection, its lookup), and an exception from a read (the caller's on_data
+// threw) skipped the plain unregistering, so a later abort() used a destroyed frame.
+struct CloserScope {
+  const std::shared_ptr<Abort>& abort;
+  ~CloserScope() {
+    if (abort) abort->on_abort({});
+  }
+};
+
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
 constexpr std::size_t kReadBytes = 16 * 1024;
 // What is read after the caller stopped (its stream's last event came before the body's end), so
@@ -256,8 +266,13 @@ asio::awaitable<Outcome> exchange(Stream& stream, beast::tcp_stream& tcp, const 
   auto hand_over = [&](std::string_view data) {
     if (data.empty()) return true;
     if (stream_body) return on_data(data);
-    if (out.body.size() < kMaxErrorBody) out.body.append(data.substr(0, kMaxErrorBody - out.body.size()));
-    return true;
+    // Past what is kept, the read stops (and fetch's bounded finish, or the close, takes over): a
+    // body read to its end whatever its length let an endless error page hold the request.
+    const std::size_t room = kMaxErrorBody - out.body.size();
+    out.body.append(data.substr(0, room));
+    if (data.size() <= room) return true;
+    out.truncated = true;
+    return false;
   };
   using Reads = BodyReads<Stream, decltype(hand_over)>;
   typename Reads::State reads{stream, r, hand_over, deadline, silent, read_timeout, must_wait, may_wait};
@@ -322,6 +337,7 @@ asio::awaitable<std::optional<std::string>> find_server(asio::any_io_executor ex
     co_return std::nullopt;
   }
   transport::Lookup lookup(ex);
+  CloserScope scope{abort};
   if (abort) abort->on_abort([&lookup] { lookup.cancel(); });
   auto found = co_await lookup.run(host, port);
   if (abort) abort->on_abort({});
@@ -524,6 +540,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   spec.body.clear();
   spec.body.shrink_to_fit();  // the text holds it now
   const std::string& req = *text;
+  CloserScope closer_scope{abort};  // whatever path, or exception, ends the fetch
 
   const std::string where = spec.url.substr(0, spec.url.find('?'));
   if (!tls) {

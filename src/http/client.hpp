@@ -1,6 +1,7 @@
 // Messages: an HTTP/1.1 client for model servers (http:// on loopback, https:// for remote ones,
 // verified against the system's CAs). The response body of a 2xx answer is handed over piece by
-// piece as it arrives (streamed completions); other answers are collected (up to 64 KB). With a
+// piece as it arrives (streamed completions); other answers are collected (up to 64 KB: the read
+// stops there, and the answer is `truncated`, not complete). With a
 // ConnectionPool, http:// connections are kept alive between requests to the same server.
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
@@ -71,9 +72,12 @@ struct ClientResult {
   // Why, in plain words, when failure is not none. For broke_off only the reason ("bad chunk",
   // "The server stopped answering"): the caller's own sentence says that the answer broke off.
   std::string error;
-  std::string body;     // non-2xx answers, or 2xx answers read without on_data
+  std::string body;     // non-2xx answers, or 2xx answers read without on_data: its first 64 KB
   std::string content_type;  // the answer's Content-Type, as it came (empty without one)
   bool complete = false;  // the whole body was received
+  // `body` holds the first 64 KB of a longer body, whose rest was not read (a proxy's endless error
+  // page must not hold the request). A caller that needs more passes on_data.
+  bool truncated = false;
 };
 
 // Lets another coroutine stop a request: the socket is closed and fetch returns.
@@ -86,6 +90,9 @@ class Abort {
     closer_ = std::move(f);
     if (aborted_ && closer_) closer_();
   }
+  // Whether a closer is registered: fetch leaves none behind, however it ended (its closers point
+  // into its frame).
+  bool armed() const { return static_cast<bool>(closer_); }
 
  private:
   bool aborted_ = false;

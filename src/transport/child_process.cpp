@@ -21,34 +21,55 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <filesystem>
 #include <fstream>
 
 namespace leuria::transport {
 
 namespace asio = boost::asio;
 
-std::optional<std::string> find_in_path(const std::string& name) {
+std::optional<std::string> find_in_path(const std::string& name, std::optional<std::string_view> path) {
   auto executable = [](const std::string& p) {
     struct stat st{};
     return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
   };
-  if (name.find('/') != std::string::npos) return executable(name) ? std::optional(name) : std::nullopt;
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  auto absolute = [](std::string p) {
+    if (p.starts_with('/')) return p;
+    std::error_code ec;
+    auto cwd = std::filesystem::current_path(ec);
+    return ec ? p : (cwd / p).lexically_normal().string();
+  };
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) return executable(name) ? std::optional(absolute(name)) : std::nullopt;
+  if (!path) {
+    const char* ours = std::getenv("PATH");
+    path = ours ? ours : "/usr/local/bin:/usr/bin:/bin";
+  }
+  std::string_view rest = *path;
   while (true) {
     auto colon = rest.find(':');
     std::string dir(rest.substr(0, colon));
     std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (executable(candidate)) return candidate;
+    if (executable(candidate)) return absolute(candidate);
     if (colon == std::string_view::npos) return std::nullopt;
     rest.remove_prefix(colon + 1);
   }
 }
 
+namespace {
+// The child's PATH: its environment's first PATH= (the one getenv and execvp would find), if any.
+std::optional<std::string_view> path_of(const std::vector<std::string>& env) {
+  for (auto& e : env)
+    if (e.starts_with("PATH=")) return std::string_view(e).substr(5);
+  return std::nullopt;
+}
+}  // namespace
+
 boost::system::result<std::shared_ptr<ChildProcess>, std::string> ChildProcess::spawn(asio::any_io_executor ex,
                                                                                       const SpawnSpec& spec,
                                                                                       Handlers handlers) {
-  auto program = find_in_path(spec.program);
+  // Looked up as the child would (its PATH), and made absolute: posix_spawn runs it after the chdir.
+  auto program = find_in_path(spec.program, path_of(spec.env));
   if (!program) return "'" + spec.program + "' was not found on PATH";
 
   int in[2], out[2], err[2];
@@ -121,7 +142,7 @@ boost::system::result<std::shared_ptr<ChildProcess>, std::string> ChildProcess::
 ChildProcess::ChildProcess(asio::any_io_executor ex, int pid, int exit_fd, int in, int out, int err, Handlers h,
                            std::string tag)
     : ex_(ex), pid_(pid), exit_fd_(ex, exit_fd), in_(ex, in), out_(ex, out), err_(ex, err), handlers_(std::move(h)),
-      tag_(std::move(tag)), kill_timer_(ex), drain_timer_(ex) {}
+      tag_(std::move(tag)), kill_timer_(ex), drain_timer_(ex), pipe_timer_(ex) {}
 
 ChildProcess::~ChildProcess() {
   if (!exit_code_) {
@@ -252,6 +273,18 @@ asio::awaitable<void> ChildProcess::read_lines(asio::posix::stream_descriptor& f
   lines.take_rest();
   boost::system::error_code ignored;
   fd.close(ignored);
+  if (is_stdout && lines.next == LinesNext::ended) pipe_closed("output");
+}
+
+// A pipe the child closed: reported only if the child is still there a moment later (its exit, the
+// usual reason, is reported by wait_exit instead).
+void ChildProcess::pipe_closed(const char* which) {
+  if (exit_code_ || pipe_watched_ || !handlers_.on_pipe_closed) return;
+  pipe_watched_ = true;
+  pipe_timer_.expires_after(kExitAfterPipeClosed);
+  pipe_timer_.async_wait([self = shared_from_this(), which = std::string(which)](boost::system::error_code ec) {
+    if (!ec && !self->exit_code_) self->handlers_.on_pipe_closed(which);
+  });
 }
 
 asio::awaitable<void> ChildProcess::wait_exit() {
@@ -265,6 +298,7 @@ asio::awaitable<void> ChildProcess::wait_exit() {
   term_signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + term_signal_;
   kill_timer_.cancel();
+  pipe_timer_.cancel();  // the exit is the news
   boost::system::error_code ignored;
   exit_fd_.close(ignored);
   close_stdin();
@@ -295,6 +329,8 @@ asio::awaitable<void> ChildProcess::write_loop() {
     pending_bytes_ -= data.size();
     auto [ec, n] = co_await asio::async_write(in_, asio::buffer(data), asio::as_tuple(asio::use_awaitable));
     if (ec) {
+      // Not closed by us (close_stdin sets stdin_closed_ first): the child closed its stdin.
+      if (!stdin_closed_) pipe_closed("input");
       pending_.clear();
       pending_bytes_ = 0;
       stdin_closed_ = true;

@@ -40,6 +40,9 @@ inline constexpr std::size_t kMaxPendingStdin = 64 * 1024 * 1024;
 inline constexpr const char* kChildTagVariable = "ENGINE_CHILD_TAG";
 // After the child exits, how long what it wrote may still be read before our ends of its pipes close.
 inline constexpr std::chrono::milliseconds kDrainAfterExit{1000};
+// A child's output ends as it exits, often a moment before its exit is seen: only one still running
+// this long after is reported (on_pipe_closed).
+inline constexpr std::chrono::milliseconds kExitAfterPipeClosed{1000};
 
 class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
  public:
@@ -53,6 +56,10 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
     std::function<void(int exit_code)> on_exit;  // 128+signal when killed by a signal
     // The child broke a limit (a line longer than kMaxLineBytes); called once, just before it is killed.
     std::function<void(std::string what)> on_fault;
+    // The child closed its end of a pipe ("output": its stdout; "input": its stdin, seen when a write
+    // fails) and was still running kExitAfterPipeClosed later. Nothing more can pass that way, so an
+    // owner waiting on it would wait forever. Called at most once; never after on_exit.
+    std::function<void(std::string which)> on_pipe_closed;
     // Awaited before each read of stdout: the owner's backpressure. While it waits the child's
     // writes fill the pipe and then block.
     std::function<boost::asio::awaitable<void>()> before_stdout_read;
@@ -85,6 +92,7 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   void start();
   void kill_leftovers();
   void close_output();
+  void pipe_closed(const char* which);
   boost::asio::awaitable<void> read_lines(boost::asio::posix::stream_descriptor& fd, bool is_stdout);
   boost::asio::awaitable<void> write_loop();
   boost::asio::awaitable<void> wait_exit();
@@ -102,10 +110,16 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   std::string tag_;  // "ENGINE_CHILD_TAG=<value>", as it appears in the child's environment
   boost::asio::steady_timer kill_timer_;
   boost::asio::steady_timer drain_timer_;
+  boost::asio::steady_timer pipe_timer_;  // from a closed pipe to on_pipe_closed
+  bool pipe_watched_ = false;             // pipe_timer_ armed (or fired): one report per child
 };
 
-// PATH lookup like execvp's; nullopt when not found or not executable.
-std::optional<std::string> find_in_path(const std::string& name);
+// PATH lookup like execvp's; nullopt when not found or not executable. `path`: the PATH to search (the
+// child's own), else the engine's. The answer is absolute (a relative one, "./x" or from an empty or
+// relative PATH entry, is made so against our working folder): the child starts in another folder,
+// where the same relative path would name something else or nothing.
+std::optional<std::string> find_in_path(const std::string& name,
+                                        std::optional<std::string_view> path = std::nullopt);
 
 // SIGKILLs every process of ours (other than this one) whose environment holds `tag_entry`
 // ("NAME=value") or that holds one of `pipe_inodes` open. Returns how many it signalled.

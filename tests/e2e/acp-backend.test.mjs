@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   startFakeEngine, stopAll, sessionApi, pairCli, runCli, web, poll, sleep, freshOrigin, waitPidGone, pidExists,
-  procStat, ADMIN_TOKEN,
+  procStat, ADMIN_TOKEN, FAKE_ACP, pageSession,
 } from './helpers.mjs';
 import { startSessionTurn as run } from './helpers.mjs';
 import { childrenOf } from './lib/proc.mjs';
@@ -146,7 +146,10 @@ describe('ACP backend', { timeout: 120000 }, () => {
     assert.equal(nw.params.mcpServers[0].name, 'webmcp');
     assert.equal(nw.params.mcpServers[0].url, `http://127.0.0.1:${eng.port}/webmcp/mcp`);
     assert.match(nw.params.mcpServers[0].headers[0].value, /^Bearer [A-Za-z0-9_-]{43}$/);
-    assert.ok(!nw.params._meta?.claudeCode, 'no Claude options for another agent');
+    // Claude Code's lockdown goes to every agent (ACP agents ignore _meta they don't know): an agent
+    // taken for another is still locked down. Its system prompt and maxTurns go only to Claude.
+    assert.deepEqual(nw.params._meta?.claudeCode?.options?.tools, [], JSON.stringify(nw.params));
+    assert.ok(!('systemPrompt' in nw.params._meta));
     // the order of the conversation
     const kinds = eng.readLog().map((e) => e.kind).filter((k) => k !== 'start' && k !== 'other');
     assert.deepEqual(kinds, ['initialize', 'session/new', 'prompt']);
@@ -154,8 +157,11 @@ describe('ACP backend', { timeout: 120000 }, () => {
     assert.deepEqual(pr.params.prompt, [{ type: 'text', text: 'hi' }]);
   });
 
-  it('Claude Code (id claude-acp) gets _meta.claudeCode.options with its built-in tools off, and the systemPrompt as _meta.systemPrompt', async () => {
-    const eng = await startFakeEngine({ id: 'claude-acp', name: 'Claude Code' });
+  // Claude Code is known by the name its adapter reports in initialize (agentInfo.name).
+  const CLAUDE_ENV = { FAKE_ACP_AGENT_NAME: '@agentclientprotocol/claude-agent-acp' };
+
+  it('Claude Code (agentInfo @agentclientprotocol/claude-agent-acp) gets _meta.claudeCode.options with its built-in tools off, and the systemPrompt as _meta.systemPrompt', async () => {
+    const eng = await startFakeEngine({ id: 'claude-acp', name: 'Claude Code', env: CLAUDE_ENV });
     const { stream } = await run(eng, { prompt: 'hi', systemPrompt: 'You sell mugs.' });
     await stream.waitFor('turn_completed');
     const [nw] = entries(eng, 'session/new');
@@ -174,8 +180,63 @@ describe('ACP backend', { timeout: 120000 }, () => {
     assert.ok(!JSON.stringify(pr.params.prompt).includes('You sell mugs.'), 'Claude gets the system prompt once, in _meta');
   });
 
+  /** The lockdown Claude Code's options carry, as session/new sent it. */
+  function assertLockedDown(nw) {
+    const o = nw.params._meta?.claudeCode?.options;
+    assert.ok(o, `no _meta.claudeCode.options in session/new: ${JSON.stringify(nw.params)}`);
+    assert.deepEqual(o.tools, []);
+    assert.deepEqual(o.allowedTools, ['mcp__webmcp']);
+    for (const t of ['Bash', 'Read', 'Write', 'Edit', 'WebFetch']) assert.ok(o.disallowedTools.includes(t), t);
+    assert.deepEqual(o.settingSources, []);
+    assert.equal(o.strictMcpConfig, true);
+  }
+
+  it('Claude added under another id and started through another command (`npx …`) is still locked down, and known by its agentInfo name', async () => {
+    // `leuria agents add my-claude npx @agentclientprotocol/claude-agent-acp`: neither the id nor the
+    // command says "claude"; the name it reports in initialize does.
+    const eng = await startFakeEngine({
+      id: 'my-claude', name: 'My Claude', command: '/usr/bin/env', agentArgs: ['node', FAKE_ACP],
+      env: { FAKE_ACP_AGENT_NAME: '@agentclientprotocol/claude-agent-acp' },
+    });
+    const { stream } = await run(eng, { prompt: 'hi', systemPrompt: 'You sell mugs.', maxTurns: 4 });
+    await stream.waitFor('turn_completed');
+    const [nw] = entries(eng, 'session/new');
+    assertLockedDown(nw);
+    assert.equal(nw.params._meta.systemPrompt, 'You sell mugs.');
+    assert.equal(nw.params._meta.claudeCode.options.maxTurns, 4);
+    assert.ok(!JSON.stringify(entries(eng, 'prompt')[0].params.prompt).includes('You sell mugs.'));
+
+    // One that says nothing of itself (no agentInfo) is locked down all the same.
+    const anon = await startFakeEngine({
+      id: 'my-claude', name: 'My Claude', command: '/usr/bin/env', agentArgs: ['node', FAKE_ACP],
+      env: { FAKE_ACP_AGENT_NAME: '-' },
+    });
+    const a = await run(anon, { prompt: 'hi', systemPrompt: 'You sell mugs.' });
+    await a.stream.waitFor('turn_completed');
+    assertLockedDown(entries(anon, 'session/new')[0]);
+    // Not known to be Claude: the system prompt comes ahead of the first prompt, so it is not lost.
+    assert.ok(promptTexts(entries(anon, 'prompt')[0]).join('\n').includes('You sell mugs.'));
+  });
+
+  it('an agent that is not Claude but runs from a path saying "claude" keeps the page\'s system prompt', async () => {
+    const dir = fs.mkdtempSync(path.join(TMP, 'leuria-claude-tools-'));
+    const cmd = path.join(dir, 'claude-wrapper');
+    fs.symlinkSync(FAKE_ACP, cmd);
+    try {
+      const eng = await startFakeEngine({ command: cmd });
+      const { stream } = await run(eng, { prompt: 'What do you sell?', systemPrompt: 'You sell mugs.' });
+      await stream.waitFor('turn_completed');
+      const [nw] = entries(eng, 'session/new');
+      assertLockedDown(nw);
+      assert.ok(!('systemPrompt' in nw.params._meta), JSON.stringify(nw.params._meta));
+      assert.ok(promptTexts(entries(eng, 'prompt')[0]).join('\n').includes('You sell mugs.'));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('Claude Code gets the page\'s maxTurns, clamped to 1..50, as its own maxTurns; another agent gets nothing for it', async () => {
-    const eng = await startFakeEngine({ id: 'claude-acp', name: 'Claude Code' });
+    const eng = await startFakeEngine({ id: 'claude-acp', name: 'Claude Code', env: CLAUDE_ENV });
     for (const [asked, sent] of [[3, 3], [99, 50]]) {
       const { stream } = await run(eng, { prompt: 'hi', maxTurns: asked });
       await stream.waitFor('turn_completed');
@@ -212,6 +273,64 @@ describe('ACP backend', { timeout: 120000 }, () => {
     assert.equal(sm[0].params.modeId, 'default');
     assert.ok(log.indexOf(sm[0]) < log.findIndex((e) => e.kind === 'prompt'));
     // no mode switch for an agent without modes (checked in the initialize test: only initialize, session/new, prompt)
+  });
+
+  it('modes: an agent that refuses to switch to "default" (it would run tools without asking) is not started', async () => {
+    const eng = await startFakeEngine({ mode: 'modes,refuse-set-mode' });
+    const { api, id, stream } = await run(eng, { prompt: 'hi' });
+    const f = await stream.waitFor('failed', 8000);
+    assert.match(f.data, /^Fake could not switch to the mode that asks before using tools \(.*modes are locked\)$/, f.data);
+    assert.equal(entries(eng, 'prompt').length, 0, 'no prompt reached it');
+    assert.equal((await api.get(id)).json.status, 'failed');
+    await assertGone((await agentStart(eng)).pid, 5000);
+  });
+
+  it('a permission request that crosses session/cancel is answered "cancelled", even for a page tool', async () => {
+    const eng = await startFakeEngine({ mode: 'permission-after-cancel' });
+    const lookup = { name: 'lookup', description: 'Look up', inputSchema: { type: 'object', properties: {} } };
+    const { api, sid, stream } = await pageSession(eng, { prompt: 'use lookup', tools: [lookup], handler: () => 'x' });
+    assert.ok(await poll(() => entries(eng, 'waiting-for-cancel').length > 0, { timeoutMs: 8000 }), JSON.stringify(eng.readLog()));
+    assert.equal((await api.cancelTurn(sid)).status, 200);
+    const answered = await poll(() => entries(eng, 'permission')[0], { timeoutMs: 8000 });
+    assert.ok(answered, JSON.stringify(eng.readLog()));
+    assert.deepEqual(answered.response.outcome, { outcome: 'cancelled' });
+    assert.ok(await poll(async () => (await api.get(sid)).json.status === 'idle', { timeoutMs: 5000 }), 'the session stays usable');
+    assert.ok(!stream.events.some((e) => e.event === 'permission' && e.data.allow), JSON.stringify(stream.events));
+  });
+
+  it('a page tool call in flight when the page cancels the turn ends, so the turn ends cancelled and the session stays usable', async () => {
+    const eng = await startFakeEngine({ mode: 'mcp-call', timings: { cancelGraceMs: 3000 } });
+    const lookup = { name: 'lookup', description: 'Look up', inputSchema: { type: 'object', properties: {} } };
+    let called = false;
+    const { api, sid } = await pageSession(eng, {
+      prompt: 'use lookup', tools: [lookup], handler: () => { called = true; return new Promise(() => {}); },
+    });
+    assert.ok(await poll(() => called, { timeoutMs: 8000 }), 'the page got the call');
+    assert.equal((await api.cancelTurn(sid)).status, 200);
+    const s = await poll(async () => { const g = (await api.get(sid)).json; return g.status !== 'running' && g; }, { timeoutMs: 6000 });
+    assert.equal(s.status, 'idle', JSON.stringify(s));
+  });
+
+  it('an agent that closes its output but keeps running fails the session promptly and is stopped', async () => {
+    const eng = await startFakeEngine({ mode: 'close-stdout-on-prompt', timings: { killGraceMs: 500 } });
+    const t0 = Date.now();
+    const { api, id, stream } = await run(eng, { prompt: 'hi' });
+    const f = await stream.waitFor('failed', 8000);
+    assert.equal(f.data, 'Fake closed its output, so it was stopped.');
+    assert.ok(entries(eng, 'closed-fd').length === 1, JSON.stringify(eng.readLog()));
+    assert.ok(Date.now() - t0 < 6000, `failed after ${Date.now() - t0} ms`);
+    assert.equal((await api.get(id)).json.error, f.data);
+    await assertGone((await agentStart(eng)).pid, 5000);
+  });
+
+  it('an agent that closes its input but keeps running fails the session at the next write (here the cancel)', async () => {
+    const eng = await startFakeEngine({ mode: 'close-stdin-on-prompt', timings: { killGraceMs: 500 } });
+    const { api, id, stream } = await run(eng, { prompt: 'hi' });
+    assert.ok(await poll(() => entries(eng, 'closed-fd').length > 0, { timeoutMs: 8000 }), JSON.stringify(eng.readLog()));
+    assert.equal((await api.cancelTurn(id)).status, 200);
+    const f = await stream.waitFor('failed', 8000);
+    assert.equal(f.data, 'Fake closed its input, so it was stopped.');
+    await assertGone((await agentStart(eng)).pid, 5000);
   });
 
   it('models: session/set_model with the configured model; set_config_option when the agent offers a model option; nothing without a model', async () => {

@@ -97,6 +97,48 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     assert.deepEqual(await client.ping(), {});
   });
 
+  it('a tool the SDK would reject hides no other: a schema without type is an object schema, a wrong one refused, annotations and prompt arguments kept to what MCP defines', async () => {
+    const { eng, token, page } = await setup({ prompts: [{ name: 'odd', arguments: [{ name: 'topic', required: 'yes', extra: 1 }, { description: 'no name' }] }] });
+    // `inputSchema: {}`: the SDK's Tool schema wants type "object", and Client.listTools checks the whole list.
+    assert.deepEqual(await page.registerTool({ name: 'search', inputSchema: {} }), { type: 'ack', registration: 'registerTool', name: 'search' });
+    assert.deepEqual(await page.registerTool({ name: 'hinted', annotations: { readOnlyHint: 'yes', title: 'Hinted', destructiveHint: false, color: 'red' } }),
+      { type: 'ack', registration: 'registerTool', name: 'hinted' });
+    for (const [inputSchema, message] of [
+      [{ type: 'string' }, 'inputSchema must be an object schema: its type must be "object"'],
+      ['object', 'inputSchema must be an object schema'],
+      [{ type: 'object', properties: { q: 'string' } }, 'inputSchema properties must be an object whose values are schemas (objects)'],
+    ]) {
+      assert.deepEqual(await page.registerTool({ name: 'bad', inputSchema }), { type: 'error', message }, JSON.stringify(inputSchema));
+    }
+    const { client } = await sdkClient(eng, token);
+    const { tools } = await client.listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    assert.deepEqual(Object.keys(byName).sort(), ['hinted', 'lookup', 'search']);
+    assert.deepEqual(byName.search.inputSchema, { type: 'object' });
+    assert.deepEqual(byName.lookup.inputSchema, LOOKUP.inputSchema);
+    assert.deepEqual(byName.hinted.annotations, { title: 'Hinted', destructiveHint: false });
+    const { prompts } = await client.listPrompts();
+    assert.deepEqual(prompts, [{ name: 'odd', arguments: [{ name: 'topic' }] }]);
+    assert.deepEqual((await client.callTool({ name: 'search', arguments: {} })).isError, false);
+  });
+
+  it('tools/call with arguments that are not an object: -32602, and the page is not called; none or null: {}', async () => {
+    const { eng, token, page } = await setup({ handler: (m) => JSON.stringify(m.arguments) });
+    const s = await mcpSession(eng, token);
+    for (const args of ['{"query":"x"}', [1], 7, true]) {
+      const r = await s.call('tools/call', { name: 'lookup', arguments: args });
+      assert.equal(r.status, 200, r.body);
+      assert.deepEqual(r.rpc.error, { code: -32602, message: 'arguments must be an object' }, JSON.stringify(args));
+    }
+    assert.equal(page.calls.length, 0, JSON.stringify(page.calls));
+    for (const params of [{ name: 'lookup', arguments: null }, { name: 'lookup' }]) {
+      const r = await s.call('tools/call', params);
+      assert.deepEqual(r.rpc.result, { content: [{ type: 'text', text: '{}' }], isError: false }, r.body);
+    }
+    const ok = await s.call('tools/call', { name: 'lookup', arguments: { query: 'x' } });
+    assert.deepEqual(ok.rpc.result, { content: [{ type: 'text', text: '{"query":"x"}' }], isError: false }, ok.body);
+  });
+
   it('tools/call through the SDK: string as is, object as JSON text, page error → a result with isError, unknown tool → error', async () => {
     const results = { s: 'just text', o: { name: 'Celadon mug', price: 24 }, a: [1, 'two', null], b: true };
     const { eng, token } = await setup({

@@ -2,7 +2,8 @@
 // engine's model door speaks) that stall before or during an answer, or send garbage: an HTML page
 // with 200, broken SSE, Ollama's native NDJSON, a chunk cut short, chunked framing broken or a size line
 // that never ends (http/body_decoder.cpp), a body that ends without saying it
-// is done, a tool-call index that isn't an integer, an HTML error page. Each turn ends with a plain
+// is done, a tool-call index that isn't an integer, an HTML error page, an error inside a 200 stream
+// (llama.cpp's `error:` line, an `event: error`), an error body of several lines. Each turn ends with a plain
 // error within the engine's timeouts (modelStallMs), the engine keeps no extra descriptor, and the
 // next session on the same engine is answered.
 
@@ -30,6 +31,12 @@ const CASES = [
   { name: 'sends a chunk size line that never ends', d: { rawSocket: `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n5;x=${'y'.repeat(5000)}` }, error: /^Fake's answer broke off: header limit exceeded$/ },
   { name: 'ends its body without [DONE] or a finish_reason', d: { rawBody: chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Half an ans' }), contentType: 'text/event-stream' }, error: /^Fake's answer ended before it was finished\.$/ },
   { name: 'answers 502 with an HTML error page', d: { rawBody: '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n</html>', status: 502 }, error: /^Fake answered HTTP 502: a web page instead of an answer$/ },
+  // llama.cpp's server: HTTP 200, then its error as an `error:` line, not a `data:` one.
+  { name: "sends llama.cpp's `error:` line inside a 200 stream", d: { rawBody: chunk({ role: 'assistant', content: '' }) + 'error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}\n\n', contentType: 'text/event-stream' }, error: /^Fake reported an error: the request exceeds the available context size, try increasing it$/ },
+  { name: 'sends an `event: error` with its message in the data line', d: { rawBody: 'event: error\ndata: {"message":"upstream overloaded","code":529}\n\n', contentType: 'text/event-stream' }, error: /^Fake reported an error: upstream overloaded$/ },
+  // vLLM's error shape, its message on two lines: one line of words, not the JSON.
+  { name: "answers 400 with vLLM's error object", d: { status: 400, errorBody: { object: 'error', message: 'too long\nsecond line', type: 'BadRequestError', param: null, code: 400 } }, error: /^Fake answered HTTP 400: too long second line$/ },
+  { name: "answers 422 with FastAPI's detail", d: { status: 422, errorBody: { detail: [{ loc: ['body', 'messages'], msg: 'field required', type: 'missing' }] } }, error: /^Fake answered HTTP 422: field required$/ },
 ];
 
 /** The page's plain error: one short line of words, not JSON, not a stack. */
@@ -93,6 +100,17 @@ for (const kind of ['openai', 'ollama']) {
       });
     }
 
+    it('"error": null in every chunk is no error: the turn completes', async () => {
+      const withNull = (delta, finish = null) => sse({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], error: null });
+      next = { rawBody: withNull({ role: 'assistant', content: '' }) + withNull({ content: 'all good' }) + withNull({}, 'stop') + 'data: [DONE]\n\n', contentType: 'text/event-stream' };
+      const { api, id, stream } = await startSessionTurn(eng, { prompt: 'hello' });
+      const tc = await stream.waitFor('turn_completed', 15000);
+      assert.equal(tc.data.text, 'all good');
+      assert.equal((await api.close(id)).status, 200);
+      await stream.waitForEnd();
+      await goodTurn();
+    });
+
     it('a tool-call index that is not an integer (1.5, 1e12) is dropped, not thrown: the turn completes', async () => {
       next = {
         rawBody: chunk({ role: 'assistant', content: '' }) +
@@ -112,3 +130,43 @@ for (const kind of ['openai', 'ollama']) {
     });
   });
 }
+
+// The model list a session starts with (GET /models): a hosted catalogue past 64 KB is read whole, and
+// a refusal says what the server said, not that it has no model.
+describe('the list of models', { timeout: 120000 }, () => {
+  after(() => stopAll());
+
+  const engineFor = async (srv) => startEngine({
+    files: { 'config.json': { agent: 'llm:big' }, 'providers.json': { providers: [{ id: 'big', kind: 'openai', name: 'Big', baseUrl: srv.url }] } },
+  });
+
+  it('a list past 64 KB (OpenRouter-sized) is read whole: the session starts with its first model', async () => {
+    const models = Array.from({ length: 4000 }, (_, i) => `vendor-${i}/a-model-with-a-long-name-${i}:free`);
+    const srv = await startOpenAiServer({ models, respond: () => ({ text: 'from the first model' }) });
+    try {
+      const eng = await engineFor(srv);
+      const { api, id, stream } = await startSessionTurn(eng, { prompt: 'hello' });
+      const ev = await stream.waitFor((e) => e.event === 'turn_completed' || e.event === 'failed', 15000);
+      assert.equal(ev.event, 'turn_completed', JSON.stringify(ev.data));
+      assert.equal(ev.data.text, 'from the first model');
+      const chat = srv.requests.find((r) => r.method === 'POST' && r.path === '/v1/chat/completions');
+      assert.equal(chat.body.model, models[0]);
+      await api.close(id);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('a list answered with 500 fails the start with the status and the server\'s message', async () => {
+    const srv = await startOpenAiServer({ modelsStatus: 500, modelsErrorBody: { error: { message: 'catalogue\nunavailable' } } });
+    try {
+      const eng = await engineFor(srv);
+      const { stream } = await startSessionTurn(eng, { prompt: 'hello' });
+      const f = await stream.waitFor('failed', 15000);
+      assertPlain(f.data);
+      assert.match(f.data, /^Big answered HTTP 500 for its list of models at http:\/\/127\.0\.0\.1:\d+\/v1\/models: catalogue unavailable$/);
+    } finally {
+      await srv.close();
+    }
+  });
+});

@@ -421,8 +421,11 @@ describe('pairing (CLI engine): approval tabs', { timeout: 30000 }, () => {
     try {
       const asked = [];
       for (let i = 0; i < 4; i++) asked.push((await startCliClaim(eng, freshOrigin(`burst${i}`), { nonce: nonce() })).requestId);
-      await sleep(500);  // xdg-open runs in the background
-      const urls = (await fsp.readFile(opened, 'utf8')).split('\n').filter(Boolean);
+      // The lines below are printed as each question is asked, so they already say no other tab was
+      // opened; xdg-open runs in the background, so its record is waited for.
+      const read = () => fsp.readFile(opened, 'utf8').catch(() => '');
+      for (const end = Date.now() + 5000; !(await read()) && Date.now() < end;) await sleep(50);
+      const urls = (await read()).split('\n').filter(Boolean);
       assert.deepEqual(urls, [`http://127.0.0.1:${eng.port}/connect/${asked[0]}`]);
       assert.equal(eng.lines.filter((l) => APPROVE_RE.test(l)).length, 4, eng.lines.join('\n'));
       assert.equal(eng.lines.filter((l) => /Not opening another tab/.test(l)).length, 3, eng.lines.join('\n'));

@@ -435,6 +435,34 @@ describe('sessions', { timeout: 120000 }, () => {
     for (const id of live) assert.equal((await api.get(id)).json.status, 'pending_approval');
   });
 
+  it('a live session no page uses for unusedMs ends cancelled, so a crashed tab cannot hold the origin\'s 4', async () => {
+    const eng = await startFakeEngine({ timings: { unusedMs: 1500 } });
+    const { api } = await page(eng, 'unused');
+    // One the page still reads, and three it left behind (its close-on-unload never went out): two
+    // waiting for approval, one approved and idle with its agent running.
+    const kept = await prepared(api, {});
+    const stream = api.stream(kept);
+    await stream.response;
+    const left = [await prepared(api, {}), await prepared(api, {}), await prepared(api, {})];
+    assertError(await api.prepare({}), 400);
+    assertAction(await api.approve(left[2]), left[2], 'running');
+    await waitStatus(api, left[2], 'idle');
+    const rec = await poll(() => eng.readLog().find((e) => e.kind === 'start'), { timeoutMs: 5000, intervalMs: 50 });
+    assert.ok(rec, 'the agent started');
+    // No request for them meanwhile (a GET counts as the page using it).
+    await sleep(4000);
+    for (const id of left) {
+      const g = await api.get(id);
+      assert.equal(g.json.status, 'cancelled', g.body);
+      assert.equal(g.json.error, 'No page used this session for 1500 milliseconds');
+    }
+    assert.equal((await api.get(kept)).json.status, 'pending_approval');
+    assert.ok(!stream.isEnded(), 'a session a stream reads is kept');
+    assert.ok(await waitPidGone(rec.pid, 5000), 'the idle session\'s agent is stopped');
+    for (let i = 0; i < 3; i++) assert.equal((await api.prepare({})).status, 201, 'their places are free again');
+    stream.close();
+  });
+
   it('revoking the site (leuria sites revoke) ends its sessions at once', async () => {
     const eng = await startFakeEngine();
     const a = await page(eng, 'revoke');

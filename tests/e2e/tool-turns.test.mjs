@@ -179,6 +179,56 @@ describe('whole turns with a page tool call', { timeout: 300000 }, () => {
     for (const p of events(stream, 'permission')) assert.deepEqual(p, { toolName: 'mcp__webmcp__lookup', allow: true });
   });
 
+  it('(b) the model backend: parallel calls without an index (Gemini\'s OpenAI layer) stay two calls, each by its id', async () => {
+    const SKU = { name: 'sku', description: 'A product\'s SKU.', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } };
+    const sse = (obj) => `data: ${JSON.stringify(obj)}\n\n`;
+    const chunk = (delta, finish = null) => sse({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const srv = await startOpenAiServer({
+      respond: (body) => {
+        const results = body.messages.filter((m) => m.role === 'tool');
+        if (results.length) return { text: `Saw ${results.length}: ${results.map((m) => m.content).join(' | ')}` };
+        const names = (body.tools || []).map((t) => t.function?.name);
+        const lookup = names.find((n) => n?.endsWith('lookup'));
+        const sku = names.find((n) => n?.endsWith('sku'));
+        return {
+          // As Gemini sends them: each call whole, with an id and no index, one chunk each.
+          rawBody: chunk({ role: 'assistant', content: '' }) +
+            chunk({ tool_calls: [{ id: 'g1', type: 'function', function: { name: lookup, arguments: '{"query":"mug"}' } }] }) +
+            chunk({ tool_calls: [{ id: 'g2', type: 'function', function: { name: sku, arguments: '{"query":"cup"}' } }] }) +
+            chunk({}, 'tool_calls') + 'data: [DONE]\n\n',
+          contentType: 'text/event-stream',
+        };
+      },
+    });
+    cleanups.push(() => srv.close());
+    const eng = await startEngine({
+      files: { 'config.json': { agent: 'llm:fake' }, 'providers.json': { providers: [{ id: 'fake', kind: 'openai', name: 'Fake', baseUrl: srv.url }] } },
+    });
+    const { page, stream } = await pageSession(eng, { prompt: 'Find a mug and a cup', tools: [LOOKUP, SKU], handler: (m) => `${m.tool}:${m.arguments?.query}` });
+    const tc = await turnDone(eng, stream, 15000);
+    assert.deepEqual(page.calls.map((c) => [c.tool, c.arguments]), [['lookup', { query: 'mug' }], ['sku', { query: 'cup' }]], JSON.stringify(page.messages));
+    const chats = srv.requests.filter((r) => r.method === 'POST' && r.path === '/v1/chat/completions');
+    const asst = chats[1].body.messages.find((m) => m.role === 'assistant');
+    assert.deepEqual(asst.tool_calls.map((c) => c.id), ['g1', 'g2']);
+    assert.match(tc.data.text, /^Saw 2: /);
+  });
+
+  it('(b) the model backend: the last step\'s calls are not run, though the server sent them despite tool_choice "none"', async () => {
+    const srv = await startOpenAiServer({ respond: () => ({ text: 'Let me look.', toolCalls: [{ name: 'lookup', arguments: { query: 'mug' } }] }) });
+    cleanups.push(() => srv.close());
+    const eng = await startEngine({
+      files: { 'config.json': { agent: 'llm:fake' }, 'providers.json': { providers: [{ id: 'fake', kind: 'openai', name: 'Fake', baseUrl: srv.url }] } },
+    });
+    const { page, stream } = await pageSession(eng, { prompt: 'Find a mug', tools: [LOOKUP], handler: () => ANSWER, prepare: { maxTurns: 1 } });
+    const tc = await turnDone(eng, stream, 15000);
+    const chats = srv.requests.filter((r) => r.method === 'POST' && r.path === '/v1/chat/completions');
+    assert.equal(chats.length, 1);
+    assert.equal(chats[0].body.tool_choice, 'none', 'the one step asked for words only');
+    assert.equal(page.calls.length, 0, `no callTool reached the page: ${JSON.stringify(page.messages)}`);
+    assert.equal(events(stream, 'tool_call').length, 0, JSON.stringify(events(stream, 'tool_call')));
+    assert.equal(tc.data.text, 'Let me look.');
+  });
+
   it('(b) the model backend: a page error goes back to the model as a failed tool result', async () => {
     const srv = await startOpenAiServer({
       respond: (body) => {

@@ -8,6 +8,7 @@ import {
   startEngine, startFakeEngine, stopAll, sessionApi, pairCli, freshOrigin, sleep, poll,
   decodeRegistration, wsUrl, wsOpen, recordSocket, registerPage, PageChannel, pageSession, mcpSession,
 } from './helpers.mjs';
+import { startOpenAiServer } from '../fakes/openai-server.mjs';
 
 const CHANNEL_RE = /^\/webmcp\/channel\/[A-Za-z0-9_-]+$/;
 const LOOKUP = {
@@ -170,10 +171,13 @@ describe('page tools: the WebMCP channel (page side)', { timeout: 120000 }, () =
       await roundTrip(sock, { type: 'registerTool', tool: { name: 'nested_tool', description: 'Nested.' } }),
       { type: 'ack', registration: 'registerTool', name: 'nested_tool' },
     );
-    const longest = 'a'.repeat(64);
+    // Claude calls it mcp__webmcp__<name>, and the Anthropic API takes tool names of at most 64 characters: 64 - 13.
+    const longest = 'a'.repeat(51);
     assert.deepEqual(await roundTrip(sock, { type: 'registerTool', name: longest }), { type: 'ack', registration: 'registerTool', name: longest });
+    assert.deepEqual(await roundTrip(sock, { type: 'registerTool', name: 'a'.repeat(52) }),
+      { type: 'error', message: 'Invalid tool name: use 1 to 51 characters of A-Z a-z 0-9 _ -' });
     assert.deepEqual(await roundTrip(sock, { type: 'registerTool', name: 'Mixed-Case_9' }), { type: 'ack', registration: 'registerTool', name: 'Mixed-Case_9' });
-    for (const bad of ['', 'has space', 'a'.repeat(65), 'dot.ted', 'slash/name', 'ünï', 'semi;colon']) {
+    for (const bad of ['', 'has space', 'a'.repeat(64), 'a'.repeat(65), 'dot.ted', 'slash/name', 'ünï', 'semi;colon']) {
       const r = await roundTrip(sock, { type: 'registerTool', name: bad });
       assert.equal(r.type, 'error', `name ${JSON.stringify(bad)}: ${JSON.stringify(r)}`);
       assert.equal(typeof r.message, 'string');
@@ -460,5 +464,36 @@ describe('page tools: the WebMCP channel (page side)', { timeout: 120000 }, () =
     assert.equal(pb.calls.length, 0);
     pa.close();
     pb.close();
+  });
+
+  it('the engine\'s own model: arguments that are not valid JSON go back to it as the call\'s error, and the page is not called', async () => {
+    const sse = (o) => `data: ${JSON.stringify(o)}\n\n`;
+    const chunk = (delta, finish = null) => sse({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const srv = await startOpenAiServer({
+      respond: (body) => {
+        const result = body.messages.find((m) => m.role === 'tool');
+        if (result) return { text: `Saw: ${result.content}` };
+        const name = (body.tools || []).map((t) => t.function?.name).find((n) => n?.endsWith('lookup'));
+        return {  // a small local model's call: its JSON cut short
+          rawBody: chunk({ role: 'assistant', content: '' }) +
+            chunk({ tool_calls: [{ index: 0, id: 'b1', type: 'function', function: { name, arguments: '{"query": "mug"' } }] }) +
+            chunk({}, 'tool_calls') + 'data: [DONE]\n\n',
+          contentType: 'text/event-stream',
+        };
+      },
+    });
+    try {
+      const eng = await startEngine({
+        files: { 'config.json': { agent: 'llm:fake' }, 'providers.json': { providers: [{ id: 'fake', kind: 'openai', name: 'Fake', baseUrl: srv.url }] } },
+      });
+      const { page, stream } = await pageSession(eng, { prompt: 'Find a mug', tools: [LOOKUP], handler: () => 'found' });
+      const done = await stream.waitFor((e) => e.event === 'turn_completed' || e.event === 'failed', 15000);
+      assert.equal(done.event, 'turn_completed', JSON.stringify(done));
+      assert.equal(page.calls.length, 0, `the page was not called: ${JSON.stringify(page.calls)}`);
+      assert.match(done.data.text, /^Saw: Error: Your arguments were not valid JSON: .+\. Call the tool again with its arguments as one JSON object\.$/);
+      page.close();
+    } finally {
+      srv.close();
+    }
   });
 });

@@ -8,21 +8,23 @@
 //   no-images no-http-mcp crash-on-prompt exit0-on-prompt exit-on-start
 //   hang-on-initialize garbage ignore-sigterm stay-after-stdin-close slow
 //   many-chunks stderr permission modes models spawn-grandchild write-files
-//   mcp-call
+//   mcp-call refuse-set-mode close-stdout-on-prompt close-stdin-on-prompt
+//   permission-after-cancel
 // Knobs: FAKE_ACP_LOG (JSON-lines log file), FAKE_ACP_DELAY_MS (200),
 //   FAKE_ACP_CHUNKS (20; 500 for many-chunks), FAKE_ACP_OPTION_STYLE
 //   (claude|old|gemini), FAKE_ACP_TOOL_NAME (mcp__webmcp__lookup),
 //   FAKE_ACP_CONFIG_OPTIONS=1 (with `models`: also a model config option),
 //   FAKE_ACP_CHUNK_PAD (0: extra characters in each `slow`/`many-chunks` chunk; many-chunks logs
 //   {kind:"progress", chunks} every 100),
-//   FAKE_ACP_CALL_TOOL (lookup) and FAKE_ACP_CALL_ARGS ({}) for `mcp-call`.
+//   FAKE_ACP_CALL_TOOL (lookup) and FAKE_ACP_CALL_ARGS ({}) for `mcp-call`,
+//   FAKE_ACP_AGENT_NAME (fake-acp-agent): initialize's agentInfo.name ("-": no agentInfo).
 //
 // The SDK 2.x removed the legacy AgentSideConnection class; `agent()` +
 // `connect(ndJsonStream(...))` is its replacement. `/unstable` is the
 // entrypoint the real Claude adapter uses; `session/set_model` (which Gemini
 // CLI still serves) is no longer in the schema, so it is a custom method here.
 import { agent, methods, ndJsonStream, RequestError, PROTOCOL_VERSION } from "@agentclientprotocol/sdk/unstable";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, readFileSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -284,7 +286,9 @@ const app = agent({ name: "leuria-fake-acp-agent" })
         promptCapabilities: { image: !has("no-images"), audio: false, embeddedContext: true },
         mcpCapabilities: { http: !has("no-http-mcp"), sse: false },
       },
-      agentInfo: { name: "fake-acp-agent", title: "Fake ACP Agent", version: "1.0.0" },
+      ...(process.env.FAKE_ACP_AGENT_NAME === "-" ? {} : {
+        agentInfo: { name: process.env.FAKE_ACP_AGENT_NAME || "fake-acp-agent", title: "Fake ACP Agent", version: "1.0.0" },
+      }),
       authMethods: [],
     };
   })
@@ -304,6 +308,7 @@ const app = agent({ name: "leuria-fake-acp-agent" })
   })
   .onRequest(methods.agent.session.setMode, async ({ params, client }) => {
     const s = getSession(params.sessionId);
+    if (has("refuse-set-mode")) throw RequestError.internalError(undefined, "modes are locked");
     if (!MODES.some((m) => m.id === params.modeId)) throw RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);
     s.mode = params.modeId;
     await client.notify(methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "current_mode_update", currentModeId: s.mode } });
@@ -344,6 +349,30 @@ const app = agent({ name: "leuria-fake-acp-agent" })
       if (has("crash-on-prompt")) process.stdout.write("", () => process.exit(3));
       if (has("exit0-on-prompt")) process.stdout.write("", () => process.exit(0));
       if (has("crash-on-prompt") || has("exit0-on-prompt")) return new Promise(() => {});
+      // Alive but mute (or deaf): the engine hears nothing more, and this turn never answers.
+      if (has("close-stdout-on-prompt") || has("close-stdin-on-prompt")) {
+        const fd = has("close-stdout-on-prompt") ? 1 : 0;
+        process.on("uncaughtException", (e) => log({ kind: "uncaught", message: e.message }));
+        setInterval(() => {}, 1 << 30);
+        await new Promise((r) => process.stdout.write("", r));
+        closeSync(fd);
+        log({ kind: "closed-fd", fd });
+        return new Promise(() => {});
+      }
+      // A permission request sent after the engine's session/cancel (one that crossed it on the wire).
+      if (has("permission-after-cancel")) {
+        const toolCallId = `late_${Date.now()}`;
+        const call = { toolCallId, title: TOOL_NAME, kind: "other", status: "pending", rawInput: {},
+          _meta: { claudeCode: { toolName: TOOL_NAME } } };
+        await client.notify(methods.client.session.update, { sessionId, update: { sessionUpdate: "tool_call", ...call } });
+        log({ kind: "waiting-for-cancel" });
+        while (!abort.signal.aborted) await sleep(20);
+        const options = OPTION_SETS.claude();
+        const response = await client.request(methods.client.session.requestPermission, { sessionId, toolCall: call, options });
+        log({ kind: "permission", request: { toolCall: call, options }, response });
+        await client.notify(methods.client.session.update, { sessionId, update: { sessionUpdate: "tool_call_update", toolCallId, status: "failed" } });
+        return { stopReason: "cancelled" };
+      }
 
       if (has("slow") || has("many-chunks")) {
         // Chunks "chunk 0\n", "chunk 1\n", ...; `slow` waits between them and
@@ -379,5 +408,6 @@ const conn = app.connect(tapped);
 // The real Claude adapter exits when stdin closes; so do we, unless told not to.
 conn.closed.then(() => {
   log({ kind: "stdin-closed" });
-  if (!has("stay-after-stdin-close") && !has("ignore-sigterm")) process.exit(0);
+  if (!has("stay-after-stdin-close") && !has("ignore-sigterm") && !has("close-stdin-on-prompt") &&
+      !has("close-stdout-on-prompt")) process.exit(0);
 });

@@ -13,6 +13,7 @@
 //   respond(body, index) → description (may be async); index counts chat requests from 0
 //   script: [description, ...]   used by index when `respond` is absent
 //   models: ["scripted-model"]   ids listed by GET /v1/models
+//   modelsStatus + modelsErrorBody   GET /v1/models answers that status (≥ 400) with that JSON instead
 //   apiKey: "k"                  require `Authorization: Bearer k` (else 401)
 // description (all optional; default: text "echo: <last user message>"):
 //   text, reasoning (→ delta.reasoning_content), toolCalls: [{name, arguments: {...}, id?}],
@@ -113,6 +114,7 @@ export async function startOpenAiServer(opts = {}) {
       return sendJson(res, 401, { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } });
     }
     if (req.method === "GET" && entry.path === "/v1/models") {
+      if (opts.modelsStatus) return sendJson(res, opts.modelsStatus, opts.modelsErrorBody ?? { error: { message: "scripted models error" } });
       return sendJson(res, 200, { object: "list", data: (opts.models ?? ["scripted-model"]).map((id) => ({ id, object: "model", created, owned_by: "scripted" })) });
     }
     if (!(req.method === "POST" && entry.path === "/v1/chat/completions")) {

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include "adapters/acp_client/codec.hpp"
+#include "adapters/acp_client/tool_names.hpp"
 #include "adapters/llm/codec.hpp"
 #include "core/permission.hpp"
 
@@ -48,6 +49,48 @@ TEST(LlmCodec, StreamedDeltasWithToolCallsAndReasoning) {
   EXPECT_FALSE(llm::parse_stream_line(": keep-alive").delta);
   EXPECT_EQ(llm::parse_stream_line(R"(data: {"choices":[{"delta":{"reasoning":"r"}}]})").delta->reasoning, "r");
   EXPECT_EQ(*llm::parse_stream_line(R"(data: {"error":{"message":"overloaded"}})").delta->error, "overloaded");
+}
+
+// A stream that fails after its 200: llama.cpp's `error:` line, an `event: error` and its data line.
+TEST(LlmCodec, ErrorsInsideTheStream) {
+  bool in_error = false;
+  auto e = llm::parse_event_line(
+      R"(error: {"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"})",
+      in_error);
+  ASSERT_TRUE(e.delta && e.delta->error);
+  EXPECT_EQ(*e.delta->error, "the request exceeds the available context size");
+  EXPECT_EQ(*llm::parse_event_line(R"(error:{"error":{"message":"nested"}})", in_error).delta->error, "nested");
+  EXPECT_EQ(*llm::parse_event_line("error: plain words", in_error).delta->error, "plain words");
+  EXPECT_EQ(*llm::parse_event_line(R"(error: {"code":1})", in_error).delta->error, "The model server reported an error");
+
+  EXPECT_FALSE(llm::parse_event_line("event: error", in_error).delta);
+  EXPECT_TRUE(in_error);
+  EXPECT_EQ(*llm::parse_event_line(R"(data: {"message":"overloaded"})", in_error).delta->error, "overloaded");
+  EXPECT_FALSE(llm::parse_event_line("", in_error).delta);
+  EXPECT_FALSE(in_error);  // the event ended: the next data line is a chunk again
+  EXPECT_FALSE(llm::parse_event_line("event: message", in_error).delta);
+  EXPECT_FALSE(in_error);
+  EXPECT_FALSE(llm::parse_event_line(": keep-alive", in_error).delta);
+  EXPECT_FALSE(llm::parse_event_line("id: 7", in_error).delta);
+
+  // "error": null in a chunk is no error (some servers put it in every chunk).
+  auto ok = llm::parse_stream_line(R"(data: {"choices":[{"delta":{"content":"x"}}],"error":null})");
+  ASSERT_TRUE(ok.delta);
+  EXPECT_FALSE(ok.delta->error);
+  EXPECT_EQ(ok.delta->content, "x");
+}
+
+TEST(LlmCodec, ErrorBodiesReadAsOneShortLine) {
+  EXPECT_EQ(llm::error_message(R"({"object":"error","message":"too long\nsecond line","type":"BadRequestError"})"),
+            "too long second line");
+  EXPECT_EQ(llm::error_message(R"({"detail":"Not Found"})"), "Not Found");
+  EXPECT_EQ(llm::error_message(R"({"detail":[{"loc":["body","model"],"msg":"field required","type":"missing"}]})"),
+            "field required");
+  EXPECT_EQ(llm::error_message(R"({"error":"model \"x\" not found"})"), "model \"x\" not found");
+  const std::string cut = llm::error_message(R"({"error":{"message":")" + std::string(1000, 'x') + R"("}})");
+  EXPECT_LE(cut.size(), 204u);
+  EXPECT_TRUE(cut.ends_with("\u2026")) << cut;
+  EXPECT_EQ(llm::one_line("a\r\n\r\n  b\tc\n"), "a   b c");
 }
 
 TEST(LlmCodec, RequestsAndMessages) {
@@ -129,8 +172,62 @@ TEST(AcpCodec, ClaudeGetsItsBuiltinsTurnedOff) {
   p.http_mcp = false;
   p.engine_path = "/usr/bin/leuria";
   auto s = acp_client::new_session_params(p);
-  EXPECT_FALSE(s.as_object().contains("_meta"));
+  // Not known to be Claude: still locked down (a Claude we failed to recognise has no shell), but its
+  // system prompt and maxTurns are not put where only Claude reads them.
+  auto& other = s.at("_meta").at("claudeCode").at("options");
+  EXPECT_EQ(other.at("tools"), json::array{});
+  EXPECT_EQ(other.at("settingSources"), json::array{});
+  EXPECT_EQ(other.at("strictMcpConfig"), true);
+  EXPECT_EQ(other.at("disallowedTools"), opts.at("disallowedTools"));
+  EXPECT_FALSE(other.as_object().contains("maxTurns"));
+  EXPECT_FALSE(s.at("_meta").as_object().contains("systemPrompt"));
   EXPECT_EQ(s.at("mcpServers").at(0).at("args"), (json::array{"mcp-stdio", "http://127.0.0.1:1/webmcp/mcp"}));
+}
+
+TEST(AcpCodec, ClaudeIsKnownByTheNameItReportsFirst) {
+  using acp_client::is_claude_code;
+  // Its own name decides, whatever the visitor called it or how it is started.
+  EXPECT_TRUE(is_claude_code("@agentclientprotocol/claude-agent-acp", "my-claude", "npx"));
+  EXPECT_TRUE(is_claude_code("@zed-industries/claude-code-acp", "assistant", "/usr/bin/env"));
+  EXPECT_TRUE(is_claude_code("Claude-Code", "x", "x"));
+  EXPECT_FALSE(is_claude_code("gemini-cli", "claude-acp", "/home/claude/bin/claude-agent-acp"));
+  // No name: the configured id, or the command's file name (not a folder on its way).
+  EXPECT_TRUE(is_claude_code(std::nullopt, "claude-acp", "npx"));
+  EXPECT_TRUE(is_claude_code(std::nullopt, "x", "/opt/bin/claude-code-acp"));
+  EXPECT_TRUE(is_claude_code(std::string(), "x", "claude-agent-acp"));
+  EXPECT_FALSE(is_claude_code(std::nullopt, "gemini", "/home/claude/bin/gemini"));
+}
+
+TEST(AcpCodec, InitializeGivesTheAgentsName) {
+  auto named = acp_client::parse_initialize(
+      json::parse(R"({"protocolVersion":1,"agentInfo":{"name":"@agentclientprotocol/claude-agent-acp","version":"0.1"}})"));
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->name, "@agentclientprotocol/claude-agent-acp");
+  auto unnamed = acp_client::parse_initialize(json::parse(R"({"protocolVersion":1,"agentInfo":{"name":7}})"));
+  ASSERT_TRUE(unnamed);
+  EXPECT_FALSE(unnamed->name);
+}
+
+TEST(AcpToolNames, AFinishedCallIsForgottenAndTheMapHasABound) {
+  acp_client::ToolNames names;
+  EXPECT_EQ(names.seen("t1", "mcp__webmcp__lookup", "pending"), "mcp__webmcp__lookup");
+  EXPECT_EQ(names.seen("t1", "", "in_progress"), "mcp__webmcp__lookup");  // an update without a name
+  EXPECT_EQ(names.find("t1"), "mcp__webmcp__lookup");
+  EXPECT_EQ(names.seen("t1", "", "completed"), "mcp__webmcp__lookup");
+  EXPECT_FALSE(names.find("t1"));
+  names.seen("t2", "x", std::nullopt);
+  names.seen("t2", "", "failed");
+  EXPECT_EQ(names.size(), 0u);
+  // Ids and names no page tool could have are not kept.
+  names.seen(std::string(acp_client::ToolNames::kMaxIdBytes + 1, 'i'), "x", "pending");
+  names.seen("t3", std::string(acp_client::ToolNames::kMaxNameBytes + 1, 'n'), "pending");
+  EXPECT_EQ(names.size(), 0u);
+  // An agent that opens calls without end fills the slots and no more; the open ones still answer.
+  for (int i = 0; i < 10000; ++i) names.seen("c" + std::to_string(i), "tool" + std::to_string(i), "pending");
+  EXPECT_EQ(names.size(), acp_client::ToolNames::kMaxCalls);
+  EXPECT_EQ(names.find("c0"), "tool0");
+  EXPECT_EQ(names.seen("c0", "renamed", "pending"), "renamed");
+  EXPECT_EQ(names.find("c0"), "renamed");
 }
 
 TEST(AcpCodec, UpdatesAndPermissionRequests) {

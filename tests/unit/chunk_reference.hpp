@@ -28,7 +28,8 @@ inline llm::Line reference_parse_stream_line(std::string_view line) {
   if (!v) return out;
   Delta d;
   const auto& o = *v;
-  if (auto* err = o.if_contains("error")) {
+  // "error": null (or another value that is no message) is no error: some servers send it in every chunk.
+  if (auto* err = o.if_contains("error"); err && (err->is_object() || err->is_string())) {
     d.error = err->is_object() ? reference_text_of(err->as_object().if_contains("message")) : reference_text_of(err);
     if (d.error->empty()) d.error = "The model server reported an error";
     out.delta = std::move(d);

@@ -33,8 +33,7 @@ TEST(McpCodec, ToolCallsAreReadWithoutATreeAsTheTreeReadsThem) {
   const std::vector<std::string> taken = {
       R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}})",
       R"({ "params" : { "arguments" : { "q" : [1, 2.50, "}\"]"] }, "name" : "look\u0075p" }, "method":"tools/call", "id" : "a\"b" })",
-      R"({"jsonrpc":"2.0","id":-3,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":1}}})",
-      R"({"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","arguments":[1]}})"};
+      R"({"jsonrpc":"2.0","id":-3,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":1}}})"};
   for (const auto& t : taken) {
     auto c = mcp_server::scan_tool_call(t);
     ASSERT_TRUE(c) << t;
@@ -42,7 +41,7 @@ TEST(McpCodec, ToolCallsAreReadWithoutATreeAsTheTreeReadsThem) {
   }
   EXPECT_EQ(mcp_server::scan_tool_call(taken[1])->call.arguments_json, R"({ "q" : [1, 2.50, "}\"]"] })");
   EXPECT_EQ(mcp_server::scan_tool_call(taken[1])->id_json, R"("a\"b")");
-  EXPECT_EQ(mcp_server::scan_tool_call(taken[3])->call.arguments_json, "{}");  // not an object: as the tree did
+  EXPECT_EQ(mcp_server::scan_tool_call(taken[2])->call.arguments_json, "{}");  // none: {}
 
   // Left to the tree: other methods, notifications, responses, odd ids, no name, broken texts.
   const std::vector<std::string> left = {
@@ -52,7 +51,12 @@ TEST(McpCodec, ToolCallsAreReadWithoutATreeAsTheTreeReadsThem) {
       R"({"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"t"}})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":""}})", R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"},"error":1})",
-      R"({"id":1,"method":"tools/call","params":{"name":"t","name":"u"}})", R"([{"id":1,"method":"tools/call"}])", "{"};
+      R"({"id":1,"method":"tools/call","params":{"name":"t","name":"u"}})", R"([{"id":1,"method":"tools/call"}])", "{",
+      // arguments that are not an object: the tree says why (or, for null, that they are none)
+      R"({"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","arguments":[1]}})",
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":"{\"q\":\"x\"}"}})",
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":7}})",
+      R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":null}})"};
   for (const auto& t : left) EXPECT_FALSE(mcp_server::scan_tool_call(t)) << t;
 
   std::mt19937 rng(20261201);
@@ -67,6 +71,27 @@ TEST(McpCodec, ToolCallsAreReadWithoutATreeAsTheTreeReadsThem) {
     if (auto c = mcp_server::scan_tool_call(s)) expect_tree_agrees(s, *c);
     if (HasFatalFailure()) return;
   }
+}
+
+// MCP's arguments are an object. Any other value, passed on as {}, had the page run the tool with none
+// of what the AI meant: it is refused (-32602) so the AI learns its mistake. Absent or null: {}.
+TEST(McpCodec, ArgumentsThatAreNotAnObjectAreRefused) {
+  auto tool = [](const char* params) { return mcp_server::parse_tool_call(json::parse(params)); };
+  for (const char* bad : {R"({"name":"t","arguments":"{\"q\":\"x\"}"})", R"({"name":"t","arguments":[1]})",
+                          R"({"name":"t","arguments":7})", R"({"name":"t","arguments":false})"}) {
+    auto c = tool(bad);
+    ASSERT_FALSE(c) << bad;
+    EXPECT_EQ(c.error().message, "arguments must be an object") << bad;
+  }
+  EXPECT_EQ(tool(R"({"name":"t","arguments":null})")->arguments_json, "{}");
+  EXPECT_EQ(tool(R"({"name":"t"})")->arguments_json, "{}");
+  EXPECT_EQ(json::parse(tool(R"({"name":"t","arguments":{"q":"x"}})")->arguments_json), json::parse(R"({"q":"x"})"));
+  EXPECT_EQ(tool(R"({"arguments":{}})").error().message, "Invalid params");
+  auto prompt = mcp_server::parse_prompt_get(json::parse(R"({"name":"p","arguments":"topic"})"));
+  ASSERT_FALSE(prompt);
+  EXPECT_EQ(prompt.error().message, "arguments must be an object");
+  // a resource has no arguments: whatever else params holds is not read
+  EXPECT_EQ(mcp_server::parse_resource_read(json::parse(R"({"uri":"page://a","arguments":"x"})"))->arguments_json, "{}");
 }
 
 TEST(McpCodec, AToolResultBuiltAsTextIsTheMcpResult) {

@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -203,4 +204,122 @@ TEST(ChildLimits, ADaemonThatLeftTheProcessGroupIsKilledWithTheChild) {
   EXPECT_TRUE(gone) << "the daemon " << daemon << " outlived the child";
   if (!gone) ::kill(daemon, SIGKILL);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+// A folder with an executable script `name` that prints `word`; removed with the object.
+struct ScriptDir {
+  std::filesystem::path dir;
+  ScriptDir(const std::string& name, const std::string& word) {
+    dir = std::filesystem::temp_directory_path() / ("leuria-unit-spawn-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / name) << "#!/bin/sh\necho " << word << "\n";
+    std::filesystem::permissions(dir / name, std::filesystem::perms::owner_all);
+  }
+  ~ScriptDir() { std::filesystem::remove_all(dir); }
+};
+
+// Runs `spec` to its end; its output lines, or the spawn's error as the only line.
+std::vector<std::string> output_of(const transport::SpawnSpec& spec) {
+  asio::io_context ioc;
+  std::vector<std::string> lines;
+  transport::ChildProcess::Handlers h;
+  h.on_stdout_line = [&](std::string_view line) { lines.emplace_back(line); };
+  auto child = transport::ChildProcess::spawn(ioc.get_executor(), spec, std::move(h));
+  if (!child) return {"error: " + child.error()};
+  ioc.run_for(std::chrono::seconds(10));
+  return lines;
+}
+}  // namespace
+
+// The engine's folder is not the child's: a relative program (or one an empty PATH entry found) is
+// the one in the engine's folder, not whatever the child's folder holds under that name.
+TEST(ChildSpawn, ARelativeProgramIsFoundWhereTheEngineIsNotWhereTheChildStarts) {
+  ScriptDir d("leuria-unit-relative", "relative-ran");
+  const auto before = std::filesystem::current_path();
+  std::filesystem::current_path(d.dir);
+  auto direct = output_of({"./leuria-unit-relative", {}, {"PATH=/usr/bin:/bin"}, "/"});
+  auto via_empty_entry = output_of({"leuria-unit-relative", {}, {"PATH=/usr/bin::/bin"}, "/"});
+  std::filesystem::current_path(before);
+  EXPECT_EQ(direct, std::vector<std::string>{"relative-ran"});
+  EXPECT_EQ(via_empty_entry, std::vector<std::string>{"relative-ran"});
+  EXPECT_EQ(transport::find_in_path("leuria-unit-relative", "/nowhere:" + d.dir.string()),
+            (d.dir / "leuria-unit-relative").string());
+}
+
+// An agent whose configured env sets PATH is looked up on that PATH, as its own execvp would.
+TEST(ChildSpawn, AProgramIsLookedUpOnTheChildsOwnPath) {
+  ScriptDir d("leuria-unit-own-path", "own-path-ran");
+  auto r = output_of({"leuria-unit-own-path", {}, {"PATH=/usr/bin:" + d.dir.string()}, "/"});
+  EXPECT_EQ(r, std::vector<std::string>{"own-path-ran"});
+}
+
+namespace {
+// Runs `script` under sh and reports what on_pipe_closed said (empty: nothing) and how long after
+// the spawn; `write_after`: a line written to its stdin after that many ms.
+struct PipeReport {
+  std::string which;
+  std::chrono::milliseconds after{0};
+  bool exited = false;
+};
+PipeReport pipe_report(const std::string& script, std::optional<int> write_after = std::nullopt) {
+  asio::io_context ioc;
+  PipeReport r;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<transport::ChildProcess> child;
+  asio::steady_timer writer(ioc), stop(ioc);
+  transport::ChildProcess::Handlers h;
+  h.on_stdout_line = [](std::string_view) {};
+  h.on_exit = [&](int) {
+    r.exited = true;
+    writer.cancel();
+    stop.cancel();
+  };
+  h.on_pipe_closed = [&](std::string which) {
+    r.which = which;
+    r.after = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    child->kill_group();
+  };
+  auto spawned = transport::ChildProcess::spawn(ioc.get_executor(), {"/bin/sh", {"-c", script}, {"PATH=/usr/bin:/bin"}, "/"},
+                                                std::move(h));
+  EXPECT_TRUE(spawned);
+  if (!spawned) return r;
+  child = *spawned;
+  if (write_after) {
+    writer.expires_after(std::chrono::milliseconds(*write_after));
+    writer.async_wait([&](boost::system::error_code ec) {
+      if (!ec) child->write_line(std::string(100000, 'x'));
+    });
+  }
+  stop.expires_after(std::chrono::seconds(8));
+  stop.async_wait([&](boost::system::error_code ec) {
+    if (!ec) child->kill_group();
+  });
+  ioc.run_for(std::chrono::seconds(15));
+  child.reset();
+  return r;
+}
+}  // namespace
+
+TEST(ChildPipes, AChildThatClosesItsOutputAndStaysIsReported) {
+  auto r = pipe_report("exec >&-; sleep 30");
+  EXPECT_EQ(r.which, "output");
+  EXPECT_LT(r.after, std::chrono::milliseconds(4000));
+  EXPECT_TRUE(r.exited);  // killed by the handler
+}
+
+TEST(ChildPipes, AChildThatClosesItsInputAndStaysIsReportedWhenAWriteFails) {
+  std::signal(SIGPIPE, SIG_IGN);  // as the engine's main does: the write fails with EPIPE instead
+  auto r = pipe_report("exec <&-; sleep 30", 300);
+  EXPECT_EQ(r.which, "input");
+  EXPECT_LT(r.after, std::chrono::milliseconds(4000));
+}
+
+TEST(ChildPipes, AChildThatExitsIsNotReportedAsClosingItsPipes) {
+  auto r = pipe_report("echo bye; exit 3");
+  EXPECT_EQ(r.which, "");
+  EXPECT_TRUE(r.exited);
+  auto slow = pipe_report("exec >&-; sleep 0.3; exit 0");  // closes first, exits within the grace
+  EXPECT_EQ(slow.which, "");
+  EXPECT_TRUE(slow.exited);
 }

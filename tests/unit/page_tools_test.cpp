@@ -5,8 +5,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "adapters/web/webmcp_channel.hpp"
 #include "adapters/web/webmcp_codec.hpp"
 #include "core/page_tools.hpp"
+#include "core/session_book.hpp"
 #include "core/random.hpp"
 #include "json/read.hpp"
 #include "mutate.hpp"
@@ -41,7 +47,10 @@ TEST(PageTools, ToolNamesAreWhatEveryAgentAccepts) {
   EXPECT_TRUE(core::valid_tool_name("search_products-2"));
   EXPECT_FALSE(core::valid_tool_name(""));
   EXPECT_FALSE(core::valid_tool_name("rm -rf"));
-  EXPECT_FALSE(core::valid_tool_name(std::string(65, 'a')));
+  // Claude names it mcp__webmcp__<name> and the Anthropic API takes at most 64 characters: 64 - 13.
+  EXPECT_TRUE(core::valid_tool_name(std::string(51, 'a')));
+  EXPECT_FALSE(core::valid_tool_name(std::string(52, 'a')));
+  EXPECT_FALSE(core::valid_tool_name(std::string(64, 'a')));
   EXPECT_FALSE(core::valid_tool_name("名前"));
 }
 
@@ -268,7 +277,10 @@ TEST(PageTools, ACancelThatCameFirstEndsItsCallAsItStartsAndAGoneClientEndsOnlyI
 }
 
 // A cancelled turn of the engine's own tool loop ends the page calls it waits on, and only those.
-TEST(PageTools, CancelCallsEndsTheInProcessCallsOnly) {
+// The visitor stopped the turn: the engine's own tool loop stops waiting (cancelled), and the agent's
+// call over MCP ends as a failed call it reads, so that an agent that doesn't abort its own call still
+// ends its turn now, not at the cancel's grace.
+TEST(PageTools, CancelCallsEndsEveryCallOfTheTurn) {
   Fixture f;
   auto link = std::make_shared<Link>();
   f.tools->attach(link);
@@ -282,7 +294,9 @@ TEST(PageTools, CancelCallsEndsTheInProcessCallsOnly) {
   ASSERT_TRUE(*slot);
   EXPECT_TRUE((*slot)->is_error);
   EXPECT_EQ((*slot)->text, "The call was cancelled");
-  EXPECT_TRUE(agents->empty()) << "an MCP client's call is its own to cancel";
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ(agents->front().status, core::PageAnswer::Status::failed);
+  EXPECT_EQ(agents->front().text, "The visitor stopped the turn before the page answered");
 }
 
 TEST(WebMcpCodec, RegisterAcceptsTheBlobOrTheInnerToken) {
@@ -366,9 +380,121 @@ TEST(WebMcpCodec, AnswersAndPingsAreReadWithoutATreeAsTheTreeReadsThem) {
   }
 }
 
+namespace {
+web::PageMessage register_tool(const std::string& members) {
+  return web::parse_page_message(R"({"type":"registerTool","name":"search")" + members + "}");
+}
+std::string refusal(const web::PageMessage& m) {
+  auto* i = std::get_if<web::Invalid>(&m);
+  return i ? i->message : "(accepted)";
+}
+}  // namespace
+
+// MCP SDK clients check the whole tools/list answer: one tool they reject hides all of the page's
+// tools. So a schema is made whole (no type: "object") or refused, never passed on as it came.
+TEST(WebMcpCodec, AToolsSchemaIsMadeAnObjectSchemaOrRefused) {
+  auto schema = [](const std::string& members) {
+    auto m = register_tool(members);
+    EXPECT_TRUE(std::holds_alternative<web::RegisterTool>(m)) << members << ": " << refusal(m);
+    return std::holds_alternative<web::RegisterTool>(m) ? json::parse(std::get<web::RegisterTool>(m).spec.input_schema_json)
+                                                        : json::value();
+  };
+  EXPECT_EQ(schema(R"(,"inputSchema":{})"), json::parse(R"({"type":"object"})"));
+  EXPECT_EQ(schema(R"(,"inputSchema":{"properties":{"q":{"type":"string"}},"required":["q"]})"),
+            json::parse(R"({"type":"object","properties":{"q":{"type":"string"}},"required":["q"]})"));
+  EXPECT_EQ(schema(R"(,"inputSchema":null)"), json::parse(R"({"type":"object","properties":{}})"));
+  EXPECT_EQ(schema(""), json::parse(R"({"type":"object","properties":{}})"));
+  const std::string kept = R"({"type":"object","properties":{"q":{}},"additionalProperties":false,"$defs":{"a":1}})";
+  EXPECT_EQ(schema(R"(,"inputSchema":)" + kept), json::parse(kept));
+
+  for (const char* bad : {R"("string")", "[]", "42", "true"})
+    EXPECT_EQ(refusal(register_tool(std::string(R"(,"inputSchema":)") + bad)), "inputSchema must be an object schema") << bad;
+  for (const char* bad : {R"({"type":"string"})", R"({"type":["object","null"]})", R"({"type":null})"})
+    EXPECT_EQ(refusal(register_tool(std::string(R"(,"inputSchema":)") + bad)),
+              R"(inputSchema must be an object schema: its type must be "object")")
+        << bad;
+  for (const char* bad : {R"({"properties":[]})", R"({"type":"object","properties":"q"})",
+                          R"({"type":"object","properties":{"q":"string"}})", R"({"properties":{"q":true}})"})
+    EXPECT_EQ(refusal(register_tool(std::string(R"(,"inputSchema":)") + bad)),
+              "inputSchema properties must be an object whose values are schemas (objects)")
+        << bad;
+  for (const char* bad : {R"({"required":"q"})", R"({"type":"object","required":[1]})"})
+    EXPECT_EQ(refusal(register_tool(std::string(R"(,"inputSchema":)") + bad)),
+              "inputSchema required must be an array of property names")
+        << bad;
+  // nested too, and the fast reading sends a registration to the tree
+  EXPECT_EQ(refusal(web::parse_page_message(R"({"type":"registerTool","tool":{"name":"s","inputSchema":{"type":"array"}}})")),
+            R"(inputSchema must be an object schema: its type must be "object")");
+}
+
+TEST(WebMcpCodec, AnnotationsAndPromptArgumentsKeepOnlyWhatMcpDefines) {
+  auto ann = [](const std::string& a) {
+    return std::get<web::RegisterTool>(register_tool(R"(,"annotations":)" + a)).annotations_json;
+  };
+  EXPECT_EQ(json::parse(ann(R"({"title":"Search","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false})")),
+            json::parse(R"({"title":"Search","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false})"));
+  EXPECT_EQ(json::parse(ann(R"({"readOnlyHint":"yes","destructiveHint":1,"title":7,"idempotentHint":true,"x":{"y":1}})")),
+            json::parse(R"({"idempotentHint":true})"));
+  EXPECT_EQ(ann(R"({"readOnlyHint":"true","custom":1})"), "");  // nothing left: no annotations
+  EXPECT_EQ(ann("[1]"), "");
+
+  auto args = [](const std::string& a) {
+    auto m = web::parse_page_message(R"({"type":"registerPrompt","name":"p","arguments":)" + a + "}");
+    return std::get<web::RegisterPrompt>(m).spec.arguments_json;
+  };
+  EXPECT_EQ(json::parse(args(R"([{"name":"topic","description":"What","required":true}])")),
+            json::parse(R"([{"name":"topic","description":"What","required":true}])"));
+  EXPECT_EQ(json::parse(args(R"([{"name":"a","description":3,"required":"yes","x":1},{"description":"no name"},{"name":5},"b",null])")),
+            json::parse(R"([{"name":"a"}])"));
+}
+
+// An in-process model's arguments that are no JSON object go back to it as the call's error, and the
+// page is not asked (it would have run the tool with {}).
+TEST(WebMcpCodec, ArgumentsThatAreNoJsonObjectAreRefusedInWordsForTheModel) {
+  for (const char* ok : {"{}", R"( {"q":[1,2.5]} )", "\n{\"q\":\"x\"}"}) EXPECT_FALSE(web::arguments_refusal(ok)) << ok;
+  for (const char* bad : {R"({"q":)", R"({'q':1})", R"({"q":1,"q":2})", "{} {}", "", "\"\xff\""}) {
+    auto why = web::arguments_refusal(bad);
+    ASSERT_TRUE(why) << bad;
+    EXPECT_TRUE(why->starts_with("Your arguments were not valid JSON: ")) << *why;
+    EXPECT_TRUE(why->ends_with("Call the tool again with its arguments as one JSON object.")) << *why;
+  }
+  for (const char* bad : {"[1]", R"("{\"q\":1}")", "null", "3"})
+    EXPECT_EQ(web::arguments_refusal(bad),
+              "Your arguments were not a JSON object. Call the tool again with its arguments as one JSON object.")
+        << bad;
+}
+
+namespace {
+struct RefusingLink final : core::PageLink {
+  std::vector<core::PageCall> calls;
+  void send_call(const core::PageCall& c) override { calls.push_back(c); }
+  void close() override {}
+  std::optional<std::string> refuse_arguments(std::string_view a) const override { return web::arguments_refusal(a); }
+};
+}  // namespace
+
+TEST(PageTools, AnInProcessCallWithArgumentsTheLinkRefusesFailsWithoutAskingThePage) {
+  Fixture f;
+  auto link = std::make_shared<RefusingLink>();
+  f.tools->attach(link);
+  ASSERT_TRUE(f.tools->add_tool({"lookup", "", "{}"}, ""));
+  std::optional<core::ToolResult> result;
+  asio::co_spawn(f.ioc, f.tools->call("lookup", R"({"q": "x)"), [&](std::exception_ptr, core::ToolResult r) { result = r; });
+  f.ioc.run_for(100ms);
+  ASSERT_TRUE(result);
+  EXPECT_TRUE(result->is_error);
+  EXPECT_TRUE(result->text.starts_with("Your arguments were not valid JSON")) << result->text;
+  EXPECT_TRUE(link->calls.empty());
+  // good arguments still go
+  f.call("lookup");
+  ASSERT_EQ(link->calls.size(), 1u);
+  EXPECT_EQ(link->calls[0].arguments_json, "{}");
+}
+
 TEST(WebMcpCodec, CallsAreBuiltAsTextWithTheArgumentsAsTheyCame) {
   using K = core::PageCall::Kind;
-  // Arguments read() takes go out as they are; anything else (a model's broken JSON, nothing) as {}.
+  // Arguments read() takes go out as they are; anything else as {}, a last guard only: MCP's arguments
+  // are objects already, and a model's broken ones are refused before the call starts (arguments_refusal).
   EXPECT_EQ(web::encode_call({K::tool, "c2-x", "look\"up", "{ \"q\": [1, 2.50] }"}),
             R"({"type":"callTool","id":"c2-x","tool":"look\"up","arguments":{ "q": [1, 2.50] }})");
   for (const char* bad : {"", "{\"q\":", R"({"q":1,"q":2})", "{} {}", "\"\xff\""})
@@ -377,4 +503,69 @@ TEST(WebMcpCodec, CallsAreBuiltAsTextWithTheArgumentsAsTheyCame) {
             R"({"type":"readResource","id":"c4","uri":"page://a\nb"})");
   EXPECT_EQ(json::parse(web::encode_call({K::prompt, "c5", "summary", R"({"lang":"fr"})"})),
             json::parse(R"({"type":"getPrompt","id":"c5","name":"summary","arguments":{"lang":"fr"}})"));
+}
+
+// The tool channel over a socket whose writes fail at once while its read waits: the writer finishes
+// first (its failed write closes the socket, which ends the read), and the channel must still end,
+// not wait at the end of time for a writer already gone (holding the link, the socket and the session).
+namespace {
+
+struct IdleBackend final : core::AgentBackend {
+  asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig) override {
+    co_return boost::system::result<void, std::string>{};
+  }
+  bool accepts_images() const override { return false; }
+  asio::awaitable<core::TurnOutcome> prompt(std::vector<core::PromptBlock>) override { co_return core::TurnOutcome{}; }
+  void cancel_turn() override {}
+  void shutdown() override {}
+};
+
+struct IdleFactory final : core::BackendFactory {
+  boost::system::result<std::shared_ptr<core::AgentBackend>, std::string> make(const core::AiChoice&, core::BackendSink&,
+                                                                              std::shared_ptr<core::ToolRegistry>) override {
+    return std::shared_ptr<core::AgentBackend>(std::make_shared<IdleBackend>());
+  }
+};
+
+// Writes fail at once; a read waits until the socket is closed.
+struct BrokenWriteSocket final : http::WebSocket {
+  explicit BrokenWriteSocket(asio::any_io_executor ex) : closed(ex, asio::steady_timer::time_point::max()) {}
+  asio::steady_timer closed;
+  bool is_closed = false;
+  int writes = 0;
+  asio::awaitable<std::optional<std::string>> read() override {
+    if (!is_closed) co_await closed.async_wait(asio::as_tuple(asio::use_awaitable));
+    co_return std::nullopt;
+  }
+  asio::awaitable<bool> write(std::string) override {
+    ++writes;
+    co_return false;
+  }
+  asio::awaitable<void> close() override {
+    is_closed = true;
+    closed.cancel();
+    co_return;
+  }
+};
+
+}  // namespace
+
+TEST(WebMcpChannel, EndsWhenItsWriterFinishesBeforeItsReader) {
+  asio::io_context ioc;
+  IdleFactory factory;
+  core::SessionBook book(ioc.get_executor(), factory, core::SessionLimits{}, "");
+  auto session = book.prepare("https://a.example", core::AiChoice{"x", {}}, core::PrepareRequest{});
+  ASSERT_TRUE(session);
+  BrokenWriteSocket ws(ioc.get_executor());
+  // A ping every millisecond: the writer's first message, whose write fails.
+  auto link = std::make_shared<web::PageSocketLink>(ioc.get_executor(), 1ms);
+  bool ended = false;
+  asio::co_spawn(ioc, link->run(ws, *session), [&](std::exception_ptr) { ended = true; });
+  ioc.run_for(500ms);
+  EXPECT_GE(ws.writes, 1);
+  EXPECT_TRUE(ws.is_closed);
+  EXPECT_TRUE(ended) << "the channel waits forever for a writer that is done";
+  EXPECT_FALSE((*session)->page_tools().connected());
+  (*session)->end(core::SessionStatus::cancelled);
+  ioc.run_for(50ms);
 }

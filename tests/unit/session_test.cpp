@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <thread>
 
 #include <boost/asio/as_tuple.hpp>
@@ -35,10 +36,14 @@ struct ScriptedBackend final : core::AgentBackend, std::enable_shared_from_this<
   bool shut = false;
   bool calls_a_tool = false;  // the turn reports a tool call between its two chunks
   int flood = 0;   // > 0: the turn is this many 8 KB chunks, each after sink.room() (a streaming model)
+  bool flood_thoughts = false;  // ...of reasoning (thoughts), which a new stream's replay doesn't repeat
+  bool throw_in_start = false;   // start() throws (a bug below the session)
+  bool throw_in_prompt = false;  // prompt() throws
   int flooded = 0;  // chunks sent so far
   std::vector<std::vector<core::PromptBlock>> prompts;
 
   asio::awaitable<boost::system::result<void, std::string>> start(core::BackendConfig) override {
+    if (throw_in_start) throw std::runtime_error("start broke");
     if (never_start) {
       timer.expires_after(1h);
       co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -51,11 +56,15 @@ struct ScriptedBackend final : core::AgentBackend, std::enable_shared_from_this<
     auto self = shared_from_this();
     prompts.push_back(blocks);
     cancelled = false;
+    if (throw_in_prompt) throw std::runtime_error("prompt broke");
     if (flood > 0) {
       for (flooded = 0; flooded < flood;) {
         co_await sink.room();
         if (cancelled || shut) co_return core::TurnOutcome{core::TurnOutcome::End::cancelled, {}};
-        sink.on_chunk(std::string(8192, 'x'));
+        if (flood_thoughts)
+          sink.on_thought(std::string(8192, 'x'));
+        else
+          sink.on_chunk(std::string(8192, 'x'));
         ++flooded;
       }
       co_return core::TurnOutcome{};
@@ -819,4 +828,214 @@ TEST(Session, TheChunksOfOneReadReachADirectWriterInOneWrite) {
   sub->set_direct({});
   s->end(core::SessionStatus::completed);
   f.run(10ms);
+}
+
+// An AI that goes away before it started failed to start, whatever its exit code: a misconfigured
+// command that prints its usage and exits 0 ended the session `completed`, and the page showed an empty
+// answer. (Exit 0 once started still completes: AgentExitCodes.)
+TEST(Session, AnAiThatExitsBeforeItStartedFailsWhateverItsCode) {
+  for (int code : {0, 5}) {
+    Fixture f;
+    f.factory.tune = [](ScriptedBackend& b) { b.never_start = true; };
+    auto s = f.prepare("hello");
+    auto sub = s->subscribe();
+    ASSERT_TRUE(s->approve());
+    f.run(10ms);
+    ASSERT_EQ(s->status(), core::SessionStatus::starting);
+    s->on_exit(code);
+    EXPECT_EQ(s->status(), core::SessionStatus::failed) << code;
+    EXPECT_EQ(s->error(), "The AI 'x' stopped (exit code " + std::to_string(code) + ") before it started");
+    const auto events = f.drain_events(*sub);
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].kind, K::webmcp_ready);
+    EXPECT_EQ(events[1].kind, K::failed);
+    EXPECT_EQ(events[1].text, *s->error());
+    f.run(10ms);
+    EXPECT_TRUE(f.factory.last->prompts.empty());
+  }
+}
+
+// No event comes while a session waits for approval or is idle, so only subscribe() can let go of the
+// readers that went: a client opening and dropping streams grew the list without bound.
+TEST(Session, ReadersThatWentDoNotPileUp) {
+  Fixture f;
+  auto pending = f.prepare();
+  auto kept = pending->subscribe();
+  for (int i = 0; i < 1000; ++i) pending->subscribe();
+  EXPECT_LE(pending->reader_slots(), 2u);
+  auto idle = f.prepare();
+  idle->approve();
+  f.run();
+  ASSERT_EQ(idle->status(), core::SessionStatus::idle);
+  for (int i = 0; i < 1000; ++i) {
+    auto sub = idle->subscribe();
+    if (i % 2) sub->end();  // ended by its door (a write deadline) but still held
+  }
+  EXPECT_LE(idle->reader_slots(), 1u);
+  EXPECT_EQ(f.drain(*kept), (std::vector<K>{}));  // the reader kept is still there, and reads on
+  pending->approve();
+  f.run();
+  EXPECT_EQ(f.drain(*kept), (std::vector<K>{K::webmcp_ready, K::ready}));
+}
+
+// An AI paused while its one reader is full of thoughts (which a new stream's replay doesn't repeat): a
+// new stream has room, and the AI goes on for it. Without a wake it stayed paused until the old reader
+// read or its door's write deadline ended it.
+TEST(Session, ANewReaderWithRoomWakesAPausedAi) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) {
+    b.flood = 200;
+    b.flood_thoughts = true;
+  };
+  auto s = f.prepare("go");
+  auto stalled = s->subscribe();
+  s->approve();
+  f.run(50ms);
+  auto& b = *f.factory.last;
+  const int paused_at = b.flooded;
+  ASSERT_LT(paused_at, 200);
+  f.run(20ms);
+  ASSERT_EQ(b.flooded, paused_at);  // paused
+  auto fresh = s->subscribe();
+  EXPECT_FALSE(fresh->full());
+  f.run(50ms);
+  EXPECT_GT(b.flooded, paused_at);  // it went on, until the new reader filled up too
+  EXPECT_LT(b.flooded, 200);
+  auto read = f.drain(*fresh);  // and reading lets it finish
+  EXPECT_EQ(read.back(), K::turn_completed);
+  EXPECT_EQ(b.flooded, 200);
+}
+
+// A coroutine's exception ends the session failed. With asio::detached it was lost, and the session
+// stayed `running` for good (every later prompt got "A turn is already running").
+TEST(Session, AnExceptionInTheAiEndsTheSessionFailedNotStuck) {
+  {
+    Fixture f;
+    f.factory.tune = [](ScriptedBackend& b) { b.throw_in_prompt = true; };
+    auto s = f.prepare();
+    auto sub = s->subscribe();
+    s->approve();
+    f.run();
+    ASSERT_EQ(s->status(), core::SessionStatus::idle);
+    ASSERT_TRUE(s->prompt("hello", {}));
+    f.run();
+    EXPECT_EQ(s->status(), core::SessionStatus::failed);
+    EXPECT_EQ(s->error(), "The session stopped on an internal error in the engine");
+    EXPECT_TRUE(f.factory.last->shut);
+    EXPECT_EQ(s->prompt("again", {}).error().message, "Agent session has ended. Start a new session.");
+    const auto events = f.drain_events(*sub);
+    ASSERT_GE(events.size(), 2u);
+    EXPECT_EQ(events[events.size() - 2].kind, K::log);
+    EXPECT_EQ(events[events.size() - 2].text, "[leuria] internal error: prompt broke");
+    EXPECT_EQ(events.back().kind, K::failed);
+  }
+  for (bool in_start : {true, false}) {  // the first turn runs inside the start's coroutine
+    Fixture f;
+    f.factory.tune = [in_start](ScriptedBackend& b) {
+      b.throw_in_start = in_start;
+      b.throw_in_prompt = !in_start;
+    };
+    auto s = f.prepare("hello");
+    s->approve();
+    f.run();
+    EXPECT_EQ(s->status(), core::SessionStatus::failed) << in_start;
+    EXPECT_EQ(s->error(), "The session stopped on an internal error in the engine");
+  }
+}
+
+namespace {
+struct FakeLink final : core::PageLink {
+  void send_call(const core::PageCall&) override {}
+  void close() override {}
+};
+}  // namespace
+
+// A session that waits for approval or is idle, with no stream reading it and no tool channel, ends
+// (cancelled, with why) once unused for the limit: a page whose close-on-unload never went out can't
+// close it (it lost the id), and it held one of the origin's 4 live sessions. A reader, a channel, a
+// request for it or a turn keeps it.
+TEST(SessionBook, ASessionNoPageUsesEndsAndFreesItsPlace) {
+  core::SessionLimits l;
+  // A limit well above the polls' 20 ms, so that a slow moment of a loaded machine between two polls
+  // doesn't end the polled session.
+  l.unused_timeout = 400ms;
+  l.live_per_origin = 8;
+  Fixture f(l);
+  f.factory.tune = [](ScriptedBackend& b) { b.delay = 1h; };
+  auto never_read = f.prepare();
+  auto read_once = f.prepare();
+  read_once->subscribe();  // and dropped at once
+  auto reading = f.prepare();
+  auto reader = reading->subscribe();
+  auto with_channel = f.prepare();
+  auto link = std::make_shared<FakeLink>();
+  with_channel->page_tools().attach(link);
+  auto idle = f.prepare();
+  idle->approve();
+  auto running = f.prepare("a long turn");
+  running->approve();
+  auto asked_for = f.prepare();
+  f.run(40ms);
+  ASSERT_EQ(idle->status(), core::SessionStatus::idle);
+  ASSERT_EQ(running->status(), core::SessionStatus::running);
+  for (int i = 0; i < 30; ++i) {  // a page polling it (GET), for more than the limit and a sweep
+    ASSERT_TRUE(f.book->find(asked_for->id(), "https://a.example"));
+    f.run(20ms);
+  }
+  for (auto* s : {&never_read, &read_once, &idle}) {
+    EXPECT_EQ((*s)->status(), core::SessionStatus::cancelled);
+    EXPECT_EQ((*s)->error(), "No page used this session for 400 milliseconds");
+  }
+  EXPECT_EQ(reading->status(), core::SessionStatus::pending_approval);
+  EXPECT_EQ(with_channel->status(), core::SessionStatus::pending_approval);
+  EXPECT_EQ(running->status(), core::SessionStatus::running);
+  EXPECT_EQ(asked_for->status(), core::SessionStatus::pending_approval);
+  EXPECT_EQ(f.book->live_count("https://a.example"), 4u);
+  // The reader and the channel go (the web door says so: page_left): those sessions end in turn; the
+  // turn's end starts its count.
+  reader.reset();
+  reading->page_left();
+  with_channel->page_tools().detach(link.get());
+  with_channel->page_left();
+  running->cancel_turn();
+  f.run(1200ms);
+  EXPECT_EQ(reading->status(), core::SessionStatus::cancelled);
+  EXPECT_EQ(with_channel->status(), core::SessionStatus::cancelled);
+  EXPECT_EQ(running->status(), core::SessionStatus::cancelled);
+  EXPECT_EQ(asked_for->status(), core::SessionStatus::cancelled);
+  EXPECT_EQ(f.book->live_count("https://a.example"), 0u);
+}
+
+// The sweep wakes the engine only while a live session may be unused: with every page there (a reader,
+// a channel), it stops; a page that leaves starts it again.
+TEST(SessionBook, TheSweepStopsWhileEverySessionIsInUse) {
+  core::SessionLimits l;
+  l.unused_timeout = 400ms;
+  Fixture f(l);
+  auto read = f.prepare();
+  auto reader = read->subscribe();
+  auto channeled = f.prepare();
+  auto link = std::make_shared<FakeLink>();
+  channeled->page_tools().attach(link);
+  EXPECT_TRUE(f.book->sweeping());  // armed by the prepares
+  f.run(120ms);                     // a sweep (every 50 ms) finds both in use
+  EXPECT_FALSE(f.book->sweeping());
+  reader.reset();
+  read->page_left();
+  EXPECT_TRUE(f.book->sweeping());
+  f.run(1000ms);
+  EXPECT_EQ(read->status(), core::SessionStatus::cancelled);
+  EXPECT_EQ(channeled->status(), core::SessionStatus::pending_approval);
+  EXPECT_FALSE(f.book->sweeping()) << "only a session in use is left";
+  EXPECT_TRUE(f.book->find(channeled->id(), "https://a.example"));  // a request arms it once more
+  EXPECT_TRUE(f.book->sweeping());
+}
+
+TEST(SessionBook, AnUnusedLimitOfZeroNeverEnds) {
+  core::SessionLimits l;
+  l.unused_timeout = 0ms;
+  Fixture f(l);
+  auto s = f.prepare();
+  f.run(100ms);
+  EXPECT_EQ(s->status(), core::SessionStatus::pending_approval);
 }

@@ -125,6 +125,10 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
   h.on_fault = [weak](std::string what) {
     if (auto b = weak.lock()) b->fail(b->agent_.name + " sent " + what + ", so it was stopped.");
   };
+  // Alive but deaf or mute: nothing more can pass, and a turn would wait for an answer forever.
+  h.on_pipe_closed = [weak](std::string which) {
+    if (auto b = weak.lock()) b->fail(b->agent_.name + " closed its " + which + ", so it was stopped.");
+  };
   auto child = transport::ChildProcess::spawn(ex_, spec, std::move(h));
   if (!child) {
     remove_folder();
@@ -167,7 +171,7 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
   np.mcp_token = config_.mcp_token;
   np.http_mcp = info->http_mcp;
   np.engine_path = options_.engine_path;
-  np.claude = agent_.id == "claude-acp" || agent_.command.find("claude") != std::string::npos;
+  np.claude = is_claude_code(info->name, agent_.id, agent_.command);
   np.system_prompt = config_.system_prompt;
   np.max_turns = config_.asked_max_turns.value_or(0);
   if (np.claude) system_prompt_sent_ = true;
@@ -181,8 +185,10 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
   // a classifier; others auto-approve).
   if (!session->modes.empty() && session->current_mode != "default" &&
       std::find(session->modes.begin(), session->modes.end(), "default") != session->modes.end()) {
+    // Refused, the agent would stay in a mode that runs its tools without asking us: not started.
     auto r = co_await rpc_->call("session/set_mode", set_mode_params(session_, "default"));
-    if (!r && !shut_down_) sink_.on_log("[leuria] could not switch to the default mode: " + r.error().message);
+    if (!r) co_return agent_.name + " could not switch to the mode that asks before using tools (" +
+                      core::valid_utf8(r.error().message, 200) + ")";
   }
   if (model_) {
     rpc::Result r = rpc::RpcError{rpc::kMethodNotFound, "no way to choose a model", nullptr};
@@ -199,6 +205,7 @@ asio::awaitable<boost::system::result<void, std::string>> AcpBackend::start(core
 asio::awaitable<core::TurnOutcome> AcpBackend::prompt(std::vector<core::PromptBlock> blocks) {
   auto self = shared_from_this();
   cancelling_ = false;
+  tool_names_.clear();  // a turn's permission requests name its own calls; a cancelled turn's never finish
   // Agents without a way to replace their preset get the page's system prompt ahead of the first turn.
   if (config_.system_prompt && !system_prompt_sent_ && !blocks.empty()) {
     blocks.front().text = "<system>\n" + *config_.system_prompt + "\n</system>\n\n" + blocks.front().text;
@@ -223,6 +230,9 @@ void AcpBackend::cancel_turn() {
   const bool first = !cancelling_;
   cancelling_ = true;
   rpc_->notify("session/cancel", cancel_params(session_));
+  // A page tool call the agent waits on (over MCP) ends now, as a failed call, so that it can end its
+  // turn even if it doesn't abort the call itself (as the model-server backend's calls end).
+  tools_->cancel_calls();
   if (!first || !in_turn_) return;
   cancel_timer_.expires_after(options_.cancel_grace);
   cancel_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
@@ -245,9 +255,15 @@ asio::awaitable<rpc::Result> AcpBackend::on_request(std::string method, json::va
   if (method != "session/request_permission")
     co_return rpc::RpcError{rpc::kMethodNotFound, "The client does not offer " + method, nullptr};
   auto req = parse_permission_request(params);
+  // ACP: once we sent session/cancel, every permission request is answered "cancelled" (one that crossed
+  // the cancel on the wire too): a stopped turn runs no more tools.
+  if (cancelling_) {
+    if (!shut_down_)
+      sink_.on_permission({req.tool_call.tool_name.value_or(req.tool_call.title.value_or("unknown tool")), false});
+    co_return permission_result(std::nullopt);
+  }
   // The name an earlier tool_call gave this call counts only under the same rule as its title.
-  if (auto it = tool_names_.find(req.tool_call.id); it != tool_names_.end() && !req.builtin_kind)
-    req.names.push_back(it->second);
+  if (auto name = tool_names_.find(req.tool_call.id); name && !req.builtin_kind) req.names.push_back(*name);
   std::vector<std::string> page_tools;
   for (auto& t : tools_->tools()) page_tools.push_back(t.name);
   auto tool = core::page_tool_named(req.names, page_tools);
@@ -271,9 +287,7 @@ void AcpBackend::on_update(Update u) {
     case Update::Kind::notice: sink_.on_log("[" + agent_.name + "] " + u.text); break;
     case Update::Kind::tool_call: {
       auto& t = u.tool_call;
-      std::string name = t.tool_name.value_or(t.title.value_or(""));
-      if (!name.empty() && !t.id.empty()) tool_names_[t.id] = name;
-      else if (auto it = tool_names_.find(t.id); it != tool_names_.end()) name = it->second;
+      std::string name = tool_names_.seen(t.id, t.tool_name.value_or(t.title.value_or("")), t.status);
       if (!name.empty()) t.tool_name = name;
       sink_.on_tool_call(std::move(t));
       break;

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "adapters/acp_client/codec.hpp"
+#include "adapters/acp_client/tool_names.hpp"
 #include "core/ai_catalog.hpp"
 #include "core/backend.hpp"
 #include "rpc/connection.hpp"
@@ -69,7 +70,7 @@ class AcpBackend final : public core::AgentBackend, public std::enable_shared_fr
   bool batch_open_ = false;  // the sink's batch for the lines of one read (begun by its first line)
   TextSlot text_slot_;       // the agent's last text chunk line, but for its text (scan_text_update)
   bool system_prompt_sent_ = false;
-  std::map<std::string, std::string> tool_names_;  // toolCallId → the tool's name, for permissions
+  ToolNames tool_names_;     // toolCallId → the tool's name, for permissions
 };
 
 // The engine's environment for agents: without LEURIA_* (the admin token among them) and without

@@ -49,7 +49,25 @@ std::optional<AgentInfo> parse_initialize(const json::value& r) {
     if (auto* mc = field(*caps, "mcpCapabilities"))
       if (auto* h = field(*mc, "http"); h && h->is_bool()) info.http_mcp = h->as_bool();
   }
+  if (auto* ai = field(r, "agentInfo")) info.name = str(field(*ai, "name"));
   return info;
+}
+
+namespace {
+bool contains_claude(std::string_view s) {
+  std::string lower(s);
+  for (auto& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return lower.find("claude") != std::string::npos;
+}
+}  // namespace
+
+bool is_claude_code(const std::optional<std::string>& reported_name, const std::string& agent_id,
+                    const std::string& command) {
+  // The agent's own name wins: `npx @agentclientprotocol/claude-agent-acp` is Claude whatever the
+  // visitor called it, and another agent installed under a path with "claude" in it is not.
+  if (reported_name && !reported_name->empty()) return contains_claude(*reported_name);
+  const auto slash = command.rfind('/');
+  return agent_id == "claude-acp" || contains_claude(slash == std::string::npos ? command : command.substr(slash + 1));
 }
 
 json::value new_session_params(const NewSessionParams& p) {
@@ -70,19 +88,21 @@ json::value new_session_params(const NewSessionParams& p) {
     }
   }
   json::object params{{"cwd", p.cwd}, {"mcpServers", std::move(servers)}};
+  // Claude Code's lockdown goes to every agent: which agent is Claude is a guess (is_claude_code), and
+  // a wrong guess must not hand a page an AI with a shell and the user's files. ACP reserves _meta for
+  // such extensions; an agent that doesn't know "claudeCode" ignores it.
   json::object meta;
-  if (p.claude) {
-    json::array disallowed;
-    for (const char* t : kClaudeBuiltins) disallowed.push_back(json::string(t));
-    meta["claudeCode"] = json::object{{"options", json::object{{"tools", json::array{}},
-                                                               {"allowedTools", json::array{"mcp__webmcp"}},
-                                                               {"disallowedTools", std::move(disallowed)},
-                                                               {"settingSources", json::array{}},
-                                                               {"strictMcpConfig", true}}}};
-    if (p.max_turns > 0) meta["claudeCode"].as_object()["options"].as_object()["maxTurns"] = p.max_turns;
-  }
+  json::array disallowed;
+  for (const char* t : kClaudeBuiltins) disallowed.push_back(json::string(t));
+  json::object options{{"tools", json::array{}},
+                       {"allowedTools", json::array{"mcp__webmcp"}},
+                       {"disallowedTools", std::move(disallowed)},
+                       {"settingSources", json::array{}},
+                       {"strictMcpConfig", true}};
+  if (p.claude && p.max_turns > 0) options["maxTurns"] = p.max_turns;
+  meta["claudeCode"] = json::object{{"options", std::move(options)}};
   if (p.system_prompt && p.claude) meta["systemPrompt"] = *p.system_prompt;
-  if (!meta.empty()) params["_meta"] = std::move(meta);
+  params["_meta"] = std::move(meta);
   return params;
 }
 

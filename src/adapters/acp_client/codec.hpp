@@ -23,6 +23,7 @@ struct AgentInfo {
   int protocol_version = 0;
   bool images = false;
   bool http_mcp = false;
+  std::optional<std::string> name;  // agentInfo.name, the agent's own word for what it is
 };
 std::optional<AgentInfo> parse_initialize(const boost::json::value& result);
 
@@ -32,11 +33,21 @@ struct NewSessionParams {
   std::string mcp_token;
   bool http_mcp = true;   // else the stdio bridge: `<engine> mcp-stdio <url>`
   std::string engine_path;
-  bool claude = false;    // add _meta.claudeCode.options that turn Claude Code's built-ins off
+  // Claude Code: the system prompt goes in _meta (replacing its preset) and maxTurns in its options.
+  // The options that turn its built-in tools and the user's settings off are sent to every agent (see
+  // is_claude_code): a Claude we did not recognise must still be locked down.
+  bool claude = false;
   std::optional<std::string> system_prompt;
   int max_turns = 0;      // > 0, with `claude`: its maxTurns option (the page's maxTurns; ACP has no field for it)
 };
 boost::json::value new_session_params(const NewSessionParams& p);
+
+// Whether the agent is Claude Code's ACP adapter: by the name it gave in initialize's agentInfo
+// ("@agentclientprotocol/claude-agent-acp", "@zed-industries/claude-code-acp") when it gave one, else
+// by the configured id ("claude-acp") or the command's file name. Decides only where the system
+// prompt goes, never whether the lockdown is sent.
+bool is_claude_code(const std::optional<std::string>& reported_name, const std::string& agent_id,
+                    const std::string& command);
 
 struct NewSessionInfo {
   std::string session_id;

@@ -102,7 +102,7 @@ struct ChunkReader {
   enum class Kind { object, array, string, integer, other };
 
   bool top_object = false;
-  bool error = false;  // a top-level "error" member, whatever its value
+  bool error = false;  // a top-level "error" object or string ("error": null is none: some servers send it)
   std::string error_text;
   bool choices_array = false;
   std::size_t choices = 0;
@@ -129,7 +129,7 @@ struct ChunkReader {
       top_object = k == Kind::object;
     } else if (depth == 1) {
       if (p.at(0, "error")) {
-        error = true;
+        error = k == Kind::object || k == Kind::string;
         if (k == Kind::string) target = &error_text;
       } else if (p.at(0, "choices")) {
         choices_array = k == Kind::array;
@@ -240,6 +240,63 @@ Line parse_stream_line(std::string_view line, jsonio::StringSlot* content_slot) 
   return out;
 }
 
+namespace {
+
+// The message of an error object: at its top level (llama.cpp's stream error, vLLM's
+// {"object":"error"}), under "error" (OpenAI's shape, or a string), or FastAPI's "detail" (a string,
+// or a list of {"msg":…}).
+std::optional<std::string> message_in(const json::object& o) {
+  const auto text = [](const json::value* v) -> std::optional<std::string> {
+    if (v && v->is_string() && !v->as_string().empty()) return std::string(v->as_string());
+    return std::nullopt;
+  };
+  if (auto* e = o.if_contains("error")) {
+    if (auto m = text(e)) return m;
+    if (e->is_object())
+      if (auto m = text(e->as_object().if_contains("message"))) return m;
+  }
+  if (auto m = text(o.if_contains("message"))) return m;
+  if (auto* d = o.if_contains("detail")) {
+    if (auto m = text(d)) return m;
+    if (d->is_array() && !d->as_array().empty() && d->as_array()[0].is_object())
+      if (auto m = text(d->as_array()[0].as_object().if_contains("msg"))) return m;
+  }
+  return std::nullopt;
+}
+
+// What an error sent inside the stream says: its JSON's message, or the text itself.
+Line stream_error(std::string_view value) {
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  Delta e;
+  if (auto v = jsonio::read_object(value)) {
+    if (auto m = message_in(*v)) e.error = std::move(*m);
+  } else if (!value.empty()) {
+    e.error = std::string(value);
+  }
+  if (!e.error) e.error = "The model server reported an error";
+  Line out;
+  out.delta = std::move(e);
+  return out;
+}
+
+}  // namespace
+
+Line parse_event_line(std::string_view line, bool& in_error_event) {
+  if (line.empty()) {  // the event's end
+    in_error_event = false;
+    return {};
+  }
+  if (line.starts_with("event:")) {
+    line.remove_prefix(6);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    in_error_event = line == "error";
+    return {};
+  }
+  if (line.starts_with("error:")) return stream_error(line.substr(6));
+  if (in_error_event && line.starts_with("data:")) return stream_error(line.substr(5));
+  return {};  // a comment (": keep-alive"), id:, retry:, or a line of nothing we know
+}
+
 std::vector<std::string> parse_models(const std::string& body) {
   std::vector<std::string> out;
   auto v = jsonio::read_object(body);
@@ -252,14 +309,29 @@ std::vector<std::string> parse_models(const std::string& body) {
   return out;
 }
 
-std::string error_message(const std::string& body) {
-  if (auto v = jsonio::read_object(body)) {
-    if (auto* e = v->if_contains("error")) {
-      if (e->is_string()) return std::string(e->as_string());
-      if (e->is_object())
-        if (auto* m = e->as_object().if_contains("message"); m && m->is_string()) return std::string(m->as_string());
+std::string one_line(std::string_view text, std::size_t max_bytes) {
+  std::string flat;  // a few bytes past the cut at most: enough to know it was cut
+  bool cut = false;
+  for (const char c : text) {
+    if (flat.size() > max_bytes + 4) {
+      cut = true;
+      break;
+    }
+    if (c == '\r' || c == '\n' || c == '\t') {
+      if (!flat.empty() && flat.back() != ' ') flat += ' ';
+    } else {
+      flat += c;
     }
   }
+  while (!flat.empty() && flat.back() == ' ') flat.pop_back();
+  std::string out = core::valid_utf8(flat, max_bytes);
+  if (cut || out.size() < core::valid_utf8(flat).size()) out += "\u2026";
+  return out;
+}
+
+std::string error_message(const std::string& body) {
+  if (auto v = jsonio::read_object(body))
+    if (auto m = message_in(*v)) return one_line(*m);
   // Not a model server's JSON error (a proxy's or a web server's page): its first line, as text.
   auto start = body.find_first_not_of(" \t\r\n");
   if (start == std::string::npos) return "an empty answer";

@@ -27,7 +27,7 @@ struct Delta {
   std::string content;
   std::string reasoning;  // reasoning_content (DeepSeek, llama.cpp) or reasoning (Ollama, OpenRouter)
   struct ToolCallPart {
-    int index = 0;
+    int index = -1;  // -1: the piece named none (Gemini's OpenAI layer leaves it out)
     std::optional<std::string> id;
     std::optional<std::string> name;
     std::string arguments;
@@ -60,10 +60,23 @@ struct Line {
 // here reads, so it may change too), so most of a stream's lines are read this way.
 Line parse_stream_line(std::string_view line, jsonio::StringSlot* content_slot = nullptr);
 
+// The lines parse_stream_line is not for: any line but `data:`, and every line of an `event: error`.
+// A stream can fail with HTTP 200 already sent: llama.cpp's server writes `error: {"code":…,
+// "message":…}`, others `event: error` then a `data:` line. Either is an error delta, its message
+// read at the top level or under "error". `in_error_event` is kept by the caller from line to line:
+// set by `event: error`, cleared by the blank line that ends the event.
+Line parse_event_line(std::string_view line, bool& in_error_event);
+
 // The ids in a /models answer, in order.
 std::vector<std::string> parse_models(const std::string& body);
 
-// A readable message from an error answer's body ({"error":{"message":…}} or {"error":"…"}).
+// A readable message from an error answer's body ({"error":{"message":…}}, {"error":"…"}, vLLM's
+// {"object":"error","message":…}, FastAPI's {"detail":…}, or the first line of a text): one line
+// of at most about 200 bytes, valid UTF-8.
 std::string error_message(const std::string& body);
+
+// A server's message as a page shows it: line breaks and tabs become one space, cut to about
+// `max_bytes` (whole characters, "…" when cut), valid UTF-8.
+std::string one_line(std::string_view text, std::size_t max_bytes = 200);
 
 }  // namespace leuria::llm

@@ -18,6 +18,9 @@ namespace {
 // A server that never ends a line, or never ends its answer, must not grow our memory.
 constexpr std::size_t kMaxLine = 16 * 1024 * 1024;
 constexpr std::size_t kMaxAnswer = 32 * 1024 * 1024;  // text, reasoning and tool arguments of one step
+// A /models answer: hosted catalogues (OpenRouter's) run to hundreds of KB, past what http::fetch
+// keeps of a body it isn't handed piece by piece.
+constexpr std::size_t kMaxModelList = 8 * 1024 * 1024;
 
 // What a 2xx body that wasn't a completion stream looked like, in words (never its bytes).
 std::string what_it_sent(std::string_view head) {
@@ -36,14 +39,17 @@ struct LlmBackend::Step {
   bool any_chunk = false;     // a `data:` line with a JSON chunk came
   bool finished = false;      // a chunk had a finish_reason
   bool stop = false;          // stream_error or too_big is set: no more reads
+  bool error_event = false;   // within an `event: error` (parse_event_line)
   std::size_t bytes = 0;      // what the answer has added to our memory so far
-  std::string line_buffer;
+  std::string line_buffer;    // the line not yet ended
+  std::size_t scanned = 0;    // how much of line_buffer is known to hold no '\n' (a long line isn't searched again)
   std::string text;
   jsonio::StringSlot content_slot;  // the last plain text chunk, but for its text (parse_stream_line)
   std::string head;           // the first bytes of the body, to say what it was when it wasn't a stream
   std::optional<std::string> stream_error;  // the server said so in the stream
   std::optional<std::string> too_big;       // why the answer was cut off
-  std::map<int, ToolCall> calls;
+  std::map<int, ToolCall> calls;  // by index; pieces without one get the next free key (call_for)
+  int last_call = -1;         // the key of the call the last piece went to
   unsigned status = 0;        // the answer's HTTP status
 };
 
@@ -57,6 +63,30 @@ bool may_refuse_images(unsigned status, std::string_view error) {
   const std::string lower = core::ascii_lower(error);
   return lower.find("image") != std::string::npos || lower.find("vision") != std::string::npos;
 }
+
+// The call a tool-call piece belongs to. A piece with an index goes to that call. One without (Gemini's
+// OpenAI-compatible endpoint sends none, each call whole in one piece) starts a call when it carries
+// an id other than the last call's, and otherwise continues the last call: read as index 0, two
+// parallel calls became one, their names and arguments run together.
+ToolCall* call_for(std::map<int, ToolCall>& calls, int& last, const Delta::ToolCallPart& part) {
+  int key = part.index;
+  if (key < 0) {
+    auto it = calls.find(last);
+    const bool new_call = it == calls.end() || (part.id && !it->second.id.empty() && *part.id != it->second.id);
+    if (!new_call) return &it->second;
+    key = calls.empty() ? 0 : calls.rbegin()->first + 1;
+    if (key >= kMaxToolCalls) return nullptr;  // garbage, not a plan (as an index past it is)
+  }
+  last = key;
+  return &calls[key];
+}
+
+// Clears a member when the scope ends, however it ends (an exception thrown from a read included).
+template <class T>
+struct ResetOnExit {
+  T& slot;
+  ~ResetOnExit() { slot.reset(); }
+};
 }  // namespace
 
 LlmBackend::LlmBackend(asio::any_io_executor ex, core::ProviderDef provider, std::optional<std::string> model,
@@ -112,13 +142,28 @@ asio::awaitable<boost::system::result<void, std::string>> LlmBackend::start(core
   req.headers = auth_headers();
   req.read_timeout = std::min(std::chrono::seconds(30), std::chrono::ceil<std::chrono::seconds>(stall_));
   req.pool = pool_;
-  auto res = co_await http::fetch(ex_, req);
+  auto list = std::make_shared<std::string>();  // a 2xx body, collected here (bounded)
+  std::function<bool(std::string_view)> on_data = [list](std::string_view d) {
+    if (list->size() <= kMaxModelList) list->append(d);
+    return list->size() <= kMaxModelList;  // past it: stop reading (it says so below)
+  };
+  auto res = co_await http::fetch(ex_, req, on_data);
   if (res.status == 0)
     co_return "Could not reach " + display() + " at " + provider_.base_url + ". Is it running? (" + res.error + ")";
   if (res.status == 401 || res.status == 403)
     co_return display() + " refused the API key (HTTP " + std::to_string(res.status) + ").";
-  auto models = parse_models(res.body);
+  const bool listed = res.status / 100 == 2;
+  std::vector<std::string> models;
+  if (listed) models = parse_models(*list);
   if (!model_) {
+    // Without a model named, the list is needed whole: say why it isn't there, not that it is empty.
+    if (!listed)
+      co_return display() + " answered HTTP " + std::to_string(res.status) + " for its list of models at " +
+                provider_.base_url + "/models: " + error_message(res.body);
+    if (list->size() > kMaxModelList)
+      co_return display() + "'s list of models is larger than 8 MB, so no model could be chosen from it: name one.";
+    if (res.failure == http::Failure::broke_off)
+      co_return display() + "'s list of models broke off (" + res.error + ").";
     if (models.empty()) co_return display() + " has no model available. Load or pull one first.";
     model_ = models.front();
   }
@@ -142,6 +187,9 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
   };
   req.must_wait = [this] { return !shut_down_ && !cancelled_ && sink_.must_wait(); };
   abort_ = std::make_shared<http::Abort>();
+  // Not past this request: a cancel after it must not reach its Abort (http::fetch clears its own
+  // closer too), even when the request ended with an exception.
+  ResetOnExit<std::shared_ptr<http::Abort>> abort_done{abort_};
   // Two pointers, which std::function keeps inline, not in a closure of its own on the heap: one
   // cold line fewer per read with 1,000 streams (bench scenario 7). What the reads find goes in `step`.
   auto on_data = [this, &step](std::string_view data) {
@@ -151,11 +199,14 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
     if (step.head.size() < 64) step.head.append(data.substr(0, 64 - step.head.size()));
     step.line_buffer.append(data);
     std::size_t start = 0;
-    for (auto nl = step.line_buffer.find('\n'); nl != std::string::npos; nl = step.line_buffer.find('\n', start)) {
+    for (auto nl = step.line_buffer.find('\n', step.scanned); nl != std::string::npos;
+         nl = step.line_buffer.find('\n', start)) {
       std::string_view line(step.line_buffer.data() + start, nl - start);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       start = nl + 1;
-      Line parsed = parse_stream_line(line, &step.content_slot);
+      // `data:` lines (nearly all) go the chunk's way; the others, and an error event's, may end the stream.
+      Line parsed = !step.error_event && line.starts_with("data:") ? parse_stream_line(line, &step.content_slot)
+                                                                    : parse_event_line(line, step.error_event);
       if (parsed.done) step.done = true;
       if (!parsed.delta || shut_down_ || cancelled_) continue;
       Delta& d = *parsed.delta;
@@ -177,13 +228,15 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
         sink_.on_chunk(std::move(d.content));  // the line's delta is done with once it is told
       }
       for (auto& part : d.tool_calls) {
-        ToolCall& call = step.calls[part.index];
-        if (part.id) call.id = *part.id;
-        if (part.name) call.name += *part.name;
-        call.arguments += part.arguments;
+        ToolCall* call = call_for(step.calls, step.last_call, part);
+        if (!call) continue;
+        if (part.id) call->id = *part.id;
+        if (part.name) call->name += *part.name;
+        call->arguments += part.arguments;
       }
     }
     step.line_buffer.erase(0, start);
+    step.scanned = step.line_buffer.size();  // what is left holds no line's end
     if (step.line_buffer.size() >= kMaxLine) {
       step.too_big = display() + " sent a line longer than 16 MB, so it was cut off.";
       step.stop = true;
@@ -191,10 +244,9 @@ asio::awaitable<std::optional<std::string>> LlmBackend::stream_step(bool forbid_
     return !step.done && !step.stop && !cancelled_;
   };
   auto res = co_await http::fetch(ex_, std::move(req), on_data, abort_);
-  abort_.reset();
   step.status = res.status;
   if (cancelled_ || shut_down_) co_return std::nullopt;
-  if (step.stream_error) co_return display() + " reported an error: " + core::valid_utf8(*step.stream_error, 500);
+  if (step.stream_error) co_return display() + " reported an error: " + one_line(*step.stream_error);
   if (step.too_big) co_return *step.too_big;
   if (res.failure == http::Failure::no_answer)  // connected, then silence or a hang-up
     co_return display() + " at " + provider_.base_url + " did not answer (" + res.error + ")";
@@ -263,6 +315,18 @@ asio::awaitable<core::TurnOutcome> LlmBackend::prompt(std::vector<core::PromptBl
     for (auto& [index, call] : step.calls) {
       if (call.id.empty()) call.id = "call_" + std::to_string(i) + "_" + std::to_string(index);
       calls.push_back(call);
+    }
+    if (i == steps && !calls.empty()) {
+      // The last step asked for words only (tool_choice "none"), and a server may not honour it: its
+      // calls are not run (the page's tools are not called past the turn's limit), and the turn ends
+      // with its text, or, for the visitor, a note when it has none. The conversation keeps the model's
+      // text alone (not the note, which the model didn't write), since a call without its result would
+      // make every later request invalid.
+      spdlog::info("event=llm.last_step_calls_dropped session={} provider={} calls={}", config_.session_id,
+                   provider_.id, calls.size());
+      calls.clear();
+      if (step.text.empty() && !shut_down_)
+        sink_.on_chunk("(The model asked for a tool after its last step, so it stopped here.)");
     }
     messages_.push_back(assistant_message(step.text, calls));
     if (calls.empty()) co_return core::TurnOutcome{};

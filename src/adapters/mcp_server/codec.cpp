@@ -85,18 +85,26 @@ json::value prompts_list(const core::PageTools& tools) {
 }
 
 namespace {
-std::optional<NamedCall> named(const json::value& params, std::string_view key, std::string_view args_key) {
+boost::system::result<NamedCall, InvalidParams> named(const json::value& params, std::string_view key,
+                                                      std::string_view args_key) {
   auto name = str(field(params, key));
-  if (!name || name->empty()) return std::nullopt;
+  if (!name || name->empty()) return InvalidParams{"Invalid params"};
   NamedCall c{*name, "{}"};
-  if (auto* a = field(params, args_key); a && a->is_object()) c.arguments_json = json::serialize(*a);
+  if (auto* a = field(params, args_key); a && !a->is_null()) {
+    if (!a->is_object()) return InvalidParams{"arguments must be an object"};
+    c.arguments_json = json::serialize(*a);
+  }
   return c;
 }
 }  // namespace
 
-std::optional<NamedCall> parse_tool_call(const json::value& p) { return named(p, "name", "arguments"); }
-std::optional<NamedCall> parse_resource_read(const json::value& p) { return named(p, "uri", "-"); }
-std::optional<NamedCall> parse_prompt_get(const json::value& p) { return named(p, "name", "arguments"); }
+boost::system::result<NamedCall, InvalidParams> parse_tool_call(const json::value& p) {
+  return named(p, "name", "arguments");
+}
+boost::system::result<NamedCall, InvalidParams> parse_resource_read(const json::value& p) { return named(p, "uri", "-"); }
+boost::system::result<NamedCall, InvalidParams> parse_prompt_get(const json::value& p) {
+  return named(p, "name", "arguments");
+}
 
 namespace {
 
@@ -104,7 +112,7 @@ namespace {
 // whether params.arguments is an object. Anything else the message holds is skipped, not copied.
 struct CallFields {
   enum class Id { absent, plain, other };  // plain: a string or an integer
-  bool object = false, params_object = false, args_object = false, odd = false;
+  bool object = false, params_object = false, args = false, args_object = false, odd = false;
   Id id = Id::absent;
   std::string method, name;
 
@@ -113,8 +121,10 @@ struct CallFields {
   void value(const jsonio::Path& p, bool is_object) {
     if (p.top("id")) id = Id::other;
     else if (p.top("params")) params_object = is_object;
-    else if (in_params(p, "arguments")) args_object = is_object;
-    else if (p.top("result") || p.top("error")) odd = true;  // a response: read as a tree
+    else if (in_params(p, "arguments")) {
+      args = true;
+      args_object = is_object;
+    } else if (p.top("result") || p.top("error")) odd = true;  // a response: read as a tree
   }
   void begin(const jsonio::Path& p, bool is_array) {
     if (p.depth() == 0) object = !is_array;
@@ -142,7 +152,7 @@ struct CallFields {
 std::optional<ScannedCall> scan_tool_call(std::string_view body) {
   CallFields f;
   if (!jsonio::scan(body, f) || !f.object || f.odd || f.method != "tools/call" || f.id != CallFields::Id::plain ||
-      !f.params_object || f.name.empty())
+      !f.params_object || f.name.empty() || (f.args && !f.args_object))  // arguments not an object: the tree says why
     return std::nullopt;
   auto id = jsonio::member_text(body, "id");
   auto params = jsonio::member_text(body, "params");

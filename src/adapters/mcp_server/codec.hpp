@@ -3,6 +3,7 @@
 #pragma once
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <boost/system/result.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,17 +31,24 @@ struct NamedCall {
   std::string name;  // tool or prompt name, or resource uri
   std::string arguments_json;
 };
-std::optional<NamedCall> parse_tool_call(const boost::json::value& params);
+// Why a call's params were refused: the message of the JSON-RPC error -32602.
+struct InvalidParams {
+  std::string message;
+};
+// A call's name and its arguments: absent or null arguments are {}; any other value that is not an
+// object is refused (MCP's arguments are an object; passed on as {}, the page would run the tool with
+// none of what the AI meant).
+boost::system::result<NamedCall, InvalidParams> parse_tool_call(const boost::json::value& params);
 // A tools/call request with a string or integer id, read without a tree (once per call, the hot path):
 // the id and the arguments as the client wrote them. Nothing for any other message, or a call whose
-// name is missing, which the caller reads as a tree.
+// name is missing or whose arguments are not an object, which the caller reads as a tree.
 struct ScannedCall {
   std::string id_json;
   NamedCall call;
 };
 std::optional<ScannedCall> scan_tool_call(std::string_view body);
-std::optional<NamedCall> parse_resource_read(const boost::json::value& params);
-std::optional<NamedCall> parse_prompt_get(const boost::json::value& params);
+boost::system::result<NamedCall, InvalidParams> parse_resource_read(const boost::json::value& params);
+boost::system::result<NamedCall, InvalidParams> parse_prompt_get(const boost::json::value& params);
 
 // A call's result, as JSON text: a tool call's answer is built without a tree. `is_error`: a failed
 // tool call, which MCP reports as a result (clients give it to the model).

@@ -203,7 +203,7 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
   if (method == "resources/list") return rpc_result(id, resources_list(tools));
   if (method == "prompts/list") return rpc_result(id, prompts_list(tools));
 
-  std::optional<NamedCall> call;
+  boost::system::result<NamedCall, InvalidParams> call = InvalidParams{};
   core::PageCall::Kind kind = core::PageCall::Kind::tool;
   if (method == "tools/call") {
     call = parse_tool_call(params);
@@ -216,7 +216,7 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
   } else {
     return rpc_error(200, id, -32601, "Method not found: " + method);
   }
-  if (!call) return rpc_error(200, id, -32602, "Invalid params");
+  if (!call) return rpc_error(200, id, -32602, call.error().message);
   return this->call(req, *session, kind, std::move(*call), json::serialize(id));
 }
 

@@ -101,10 +101,14 @@ http::Response session_stream(WebContext& ctx, const std::string& id, const core
       }
       return w.end_now();
     });
-    struct Undirect {  // the frame's own reference: also when the frame is destroyed unfinished
+    struct Undirect {  // the frame's own references: also when the frame is destroyed unfinished
       std::shared_ptr<core::Subscriber> sub;
-      ~Undirect() { sub->set_direct({}); }
-    } undirect{subscriber};
+      std::shared_ptr<core::Session> session;
+      ~Undirect() {
+        sub->set_direct({});
+        session->page_left();  // this reader went: the session may now be unused
+      }
+    } undirect{subscriber, s};
     for (;;) {
       auto next = co_await subscriber->next(kKeepAlive);
       if (next.what == core::Subscriber::Next::What::end) break;

@@ -38,6 +38,10 @@ void PageSocketLink::enqueue(std::string text) {
 
 void PageSocketLink::send_call(const core::PageCall& call) { enqueue(encode_call(call)); }
 
+std::optional<std::string> PageSocketLink::refuse_arguments(std::string_view arguments_json) const {
+  return arguments_refusal(arguments_json);
+}
+
 void PageSocketLink::close() {
   closing_ = true;
   wake_.cancel();
@@ -108,9 +112,10 @@ void PageSocketLink::handle(const std::string& text, core::Session& session) {
           if (tools.add_tool(std::move(m.spec), std::move(m.annotations_json)))
             enqueue(encode_ack("registerTool", name));
           else
-            enqueue(encode_error(core::valid_tool_name(name)
-                                     ? "Too many tools"
-                                     : "Invalid tool name: use 1 to 64 characters of A-Z a-z 0-9 _ -"));
+            enqueue(encode_error(core::valid_tool_name(name) ? std::string("Too many tools")
+                                                             : "Invalid tool name: use 1 to " +
+                                                                   std::to_string(core::kMaxToolNameLength) +
+                                                                   " characters of A-Z a-z 0-9 _ -"));
         } else if constexpr (std::is_same_v<T, DeregisterTool>) {
           tools.remove_tool(m.name);
         } else if constexpr (std::is_same_v<T, RegisterResource>) {
@@ -138,16 +143,24 @@ asio::awaitable<void> PageSocketLink::run(http::WebSocket& ws, std::shared_ptr<c
   auto self = shared_from_this();
   session->page_tools().attach(self);
   writer_done_.expires_at(asio::steady_timer::time_point::max());
-  asio::co_spawn(ex_, write_loop(ws), [self](std::exception_ptr) { self->writer_done_.cancel(); });
+  // The flag, not only the cancel: a cancel with nobody waiting yet is lost, and the writer may well
+  // finish first (a write that fails at once closes the socket, which ends the read), leaving the wait
+  // below at the end of time, holding the link, the socket and the session.
+  writer_finished_ = false;
+  asio::co_spawn(ex_, write_loop(ws), [self](std::exception_ptr) {
+    self->writer_finished_ = true;
+    self->writer_done_.cancel();
+  });
   while (!closing_) {
     auto text = co_await ws.read();
     if (!text) break;
     if (!closing_) handle(*text, *session);
   }
   session->page_tools().detach(this);
+  session->page_left();  // the channel went: the session may now be unused
   close();
   // The writer uses the socket: it must be done before the socket goes away.
-  co_await writer_done_.async_wait(asio::as_tuple(asio::use_awaitable));
+  while (!writer_finished_) co_await writer_done_.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
 }  // namespace leuria::web

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "core/session.hpp"
 #include "http/message.hpp"
@@ -29,6 +31,7 @@ class PageSocketLink final : public core::PageLink, public std::enable_shared_fr
 
   void send_call(const core::PageCall& call) override;
   void close() override;
+  std::optional<std::string> refuse_arguments(std::string_view arguments_json) const override;
 
   // Serves the socket until either side closes it.
   boost::asio::awaitable<void> run(http::WebSocket& ws, std::shared_ptr<core::Session> session);
@@ -48,7 +51,8 @@ class PageSocketLink final : public core::PageLink, public std::enable_shared_fr
   bool flush_ = false;                     // a message enqueue wrote is half-sent: the writer sends the rest first
   boost::asio::steady_timer wake_;  // the writer waits here for a message
   boost::asio::steady_timer ping_timer_;
-  boost::asio::steady_timer writer_done_;
+  boost::asio::steady_timer writer_done_;  // run() waits here for the writer, unless writer_finished_
+  bool writer_finished_ = false;
 };
 
 }  // namespace leuria::web

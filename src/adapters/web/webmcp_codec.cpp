@@ -1,5 +1,6 @@
 #include "adapters/web/webmcp_codec.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "core/random.hpp"
@@ -36,6 +37,65 @@ core::PageAnswer answer_of(const json::object& o) {
   a.json = json::serialize(result);
   a.text = result.is_string() ? std::string(result.as_string()) : a.json;
   return a;
+}
+
+// A tool's input schema as every agent takes it. MCP SDK clients (Claude Code, Gemini CLI) check the
+// whole tools/list answer against their Tool schema, so one tool whose schema they reject hides all
+// of the page's tools; OpenAI-style model servers refuse a `parameters` that is no object schema. So
+// a schema is made whole here (no `type`: "object", as the spec's default is) or refused, with a
+// message the page's author can act on, never passed on as it came.
+struct Refusal {
+  std::string message;
+};
+boost::system::result<std::string, Refusal> input_schema(const json::value* schema) {
+  using Schema = boost::system::result<std::string, Refusal>;
+  if (!schema || schema->is_null())
+    return Schema(boost::system::in_place_value, json::serialize(json::object{{"type", "object"}, {"properties", json::object{}}}));
+  if (!schema->is_object()) return Refusal{"inputSchema must be an object schema"};
+  const json::object& s = schema->as_object();
+  const json::value* type = s.if_contains("type");
+  if (type && !(type->is_string() && type->as_string() == "object")) return Refusal{"inputSchema must be an object schema: its type must be \"object\""};
+  if (const json::value* props = s.if_contains("properties")) {
+    const bool schemas = props->is_object() && std::all_of(props->as_object().begin(), props->as_object().end(),
+                                                           [](const json::key_value_pair& p) { return p.value().is_object(); });
+    if (!schemas) return Refusal{"inputSchema properties must be an object whose values are schemas (objects)"};
+  }
+  if (const json::value* req = s.if_contains("required")) {
+    const bool names = req->is_array() && std::all_of(req->as_array().begin(), req->as_array().end(),
+                                                      [](const json::value& v) { return v.is_string(); });
+    if (!names) return Refusal{"inputSchema required must be an array of property names"};
+  }
+  if (type) return Schema(boost::system::in_place_value, json::serialize(s));
+  json::object whole{{"type", "object"}};  // `type` first, as a person would write it
+  for (const auto& p : s) whole.emplace(p.key(), p.value());
+  return Schema(boost::system::in_place_value, json::serialize(whole));
+}
+
+// The annotations MCP defines, of the types it defines: an SDK client refuses the whole tool list for
+// a hint that is not a boolean. Anything else the page sent is dropped; nothing left, no annotations.
+std::string annotations(const json::object& given) {
+  json::object kept;
+  if (auto* title = given.if_contains("title"); title && title->is_string()) kept["title"] = *title;
+  for (std::string_view hint : {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"})
+    if (auto* v = given.if_contains(hint); v && v->is_bool()) kept[hint] = *v;
+  return kept.empty() ? std::string() : json::serialize(kept);
+}
+
+// A prompt's arguments as MCP's PromptArgument has them ({name, description?, required?}), for the
+// same reason: an entry without a string name is dropped, and so is a member of another type.
+std::string prompt_arguments(const json::array& given) {
+  json::array kept;
+  for (const json::value& a : given) {
+    if (!a.is_object()) continue;
+    const json::object& o = a.as_object();
+    const json::value* name = o.if_contains("name");
+    if (!name || !name->is_string()) continue;
+    json::object arg{{"name", *name}};
+    if (auto* d = o.if_contains("description"); d && d->is_string()) arg["description"] = *d;
+    if (auto* r = o.if_contains("required"); r && r->is_bool()) arg["required"] = *r;
+    kept.push_back(std::move(arg));
+  }
+  return json::serialize(kept);
 }
 
 }  // namespace
@@ -75,11 +135,10 @@ PageMessage parse_page_message_tree(std::string_view text) {
     RegisterTool r;
     r.spec.name = str(*t, "name");
     r.spec.description = str(*t, "description");
-    const json::value* schema = t->if_contains("inputSchema");
-    r.spec.input_schema_json = schema && schema->is_object()
-                                   ? json::serialize(*schema)
-                                   : json::serialize(json::object{{"type", "object"}, {"properties", json::object{}}});
-    if (auto* ann = t->if_contains("annotations"); ann && ann->is_object()) r.annotations_json = json::serialize(*ann);
+    auto schema = input_schema(t->if_contains("inputSchema"));
+    if (!schema) return Invalid{std::move(schema.error().message)};
+    r.spec.input_schema_json = std::move(*schema);
+    if (auto* ann = t->if_contains("annotations"); ann && ann->is_object()) r.annotations_json = annotations(ann->as_object());
     return r;
   }
   if (type == "deregisterTool") return DeregisterTool{str(o, "name")};
@@ -92,7 +151,8 @@ PageMessage parse_page_message_tree(std::string_view text) {
     RegisterPrompt r;
     r.spec.name = str(o, "name");
     r.spec.description = str(o, "description");
-    if (auto* args = o.if_contains("arguments"); args && args->is_array()) r.spec.arguments_json = json::serialize(*args);
+    if (auto* args = o.if_contains("arguments"); args && args->is_array())
+      r.spec.arguments_json = prompt_arguments(args->as_array());
     if (r.spec.name.empty()) return Invalid{"A prompt needs a name"};
     return r;
   }
@@ -179,8 +239,9 @@ std::string encode_pong() { return R"({"type":"pong"})"; }
 std::string encode_ping() { return R"({"type":"ping"})"; }
 
 // Built as text, the arguments passed on as the AI wrote them when read() would take them, else {}
-// as before: reading them into a tree to serialize it again was 6,500 instructions, 7% of a tool
-// call (bench scenario 4, callgrind).
+// (a last guard: MCP's are objects already, and the in-process model's broken ones are refused before,
+// by arguments_refusal): reading them into a tree to serialize it again was 6,500 instructions, 7% of a
+// tool call (bench scenario 4, callgrind).
 std::string encode_call(const core::PageCall& c) {
   using K = core::PageCall::Kind;
   std::string_view type = "callTool", key = "tool";
@@ -208,6 +269,18 @@ std::string encode_call(const core::PageCall& c) {
   }
   out += '}';
   return out;
+}
+
+std::optional<std::string> arguments_refusal(std::string_view arguments_json) {
+  constexpr std::string_view again = ". Call the tool again with its arguments as one JSON object.";
+  if (jsonio::valid(arguments_json)) {  // no tree for the usual case: valid, and an object if it starts as one
+    const auto first = arguments_json.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && arguments_json[first] == '{') return std::nullopt;
+    return "Your arguments were not a JSON object" + std::string(again);
+  }
+  auto read = jsonio::read(arguments_json);
+  std::string why = read ? "it is not one JSON value" : read.error().message;
+  return "Your arguments were not valid JSON: " + why + std::string(again);
 }
 
 }  // namespace leuria::web

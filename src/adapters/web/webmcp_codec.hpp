@@ -2,6 +2,7 @@
 // tools). The only file that knows these message and field names.
 #pragma once
 #include <boost/system/result.hpp>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -53,5 +54,8 @@ std::string encode_ack(std::string_view registration, std::string_view name);
 std::string encode_pong();
 std::string encode_ping();
 std::string encode_call(const core::PageCall& call);
+// Why a tool call's arguments can't go to the page (not JSON, or not an object), in words for the AI
+// that wrote them; nothing when they can.
+std::optional<std::string> arguments_refusal(std::string_view arguments_json);
 
 }  // namespace leuria::web
