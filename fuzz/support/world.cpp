@@ -178,6 +178,7 @@ World::World(bool app)
                           web::GateConfig{kPort, app, app, app ? kAdminToken : ""},
                           web::EngineInfo{"fuzz", app, core::AiChoice{"echo", {}}, {{"echo", "Echo"}}, 5ms}}),
       mcp(sessions, kPort, "fuzz", 1ms) {
+  if (app) mcp.set_silence([this](const http::Request& r) { return api.silences(r); });  // as app/engine.cpp wires it
   auto good = sessions.prepare(kGoodOrigin, core::AiChoice{"echo", {}}, {});
   auto local = sessions.prepare("", core::AiChoice{"echo", {}}, {});
   if (!good || !local) fail("the world's sessions");
