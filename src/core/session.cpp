@@ -166,9 +166,9 @@ bool Session::reap_if_unused(std::chrono::steady_clock::time_point now, std::chr
     return false;
   }
   if (!unused_since_) unused_since_ = now;
-  if (now - *unused_since_ < limit) return false;
+  if (now - *unused_since_ < limit) return true;
   end(SessionStatus::cancelled, "No page used this session for " + duration_in_words(limit));
-  return true;
+  return false;
 }
 
 auto Session::on_coroutine_end() {

@@ -112,11 +112,10 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   // there wakes for nothing but their pings).
   void page_left();
   void on_maybe_unused(std::function<void()> f) { maybe_unused_ = std::move(f); }
-  // Counting its unused time (after reap_if_unused; a session in use is not).
-  bool counting_unused() const { return unused_since_.has_value() && !is_final(status_); }
   // SessionBook's sweep: a session that waits for approval or is idle, with no reader and no tool
   // channel, is unused from the first sweep that sees it so; once it has been for `limit`, it ends
-  // cancelled and this returns true. A turn, a start, a reader or a channel resets the count.
+  // cancelled. A turn, a start, a reader or a channel resets the count. True while it is counting (the
+  // sweep must come again), false once it ended or while it is in use.
   bool reap_if_unused(std::chrono::steady_clock::time_point now, std::chrono::milliseconds limit);
   // Slots in the readers' list (readers gone are pruned as others come): for tests.
   std::size_t reader_slots() const { return subscribers_.size(); }

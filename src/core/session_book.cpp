@@ -103,10 +103,7 @@ void SessionBook::sweep() {
   for (auto& [id, s] : sessions_)
     if (!is_final(s->status())) live.push_back(s);
   bool counting = false;
-  for (auto& s : live) {
-    s->reap_if_unused(now, limits_.unused_timeout);
-    counting |= s->counting_unused();
-  }
+  for (auto& s : live) counting |= s->reap_if_unused(now, limits_.unused_timeout);
   if (counting) arm_sweep();
 }
 

@@ -631,4 +631,20 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   co_return out;
 }
 
+asio::awaitable<WholeResult> fetch_whole(asio::any_io_executor ex, ClientRequest req, std::size_t max_bytes) {
+  auto collected = std::make_shared<std::string>();
+  std::function<bool(std::string_view)> on_data = [collected, max_bytes](std::string_view d) {
+    collected->append(d);
+    return collected->size() <= max_bytes;
+  };
+  auto res = co_await fetch(ex, std::move(req), on_data);
+  WholeResult out;
+  static_cast<ClientResult&>(out) = std::move(res);
+  if (out.status / 100 == 2) {
+    out.too_large = collected->size() > max_bytes;
+    out.body = std::move(*collected);
+  }
+  co_return out;
+}
+
 }  // namespace leuria::http

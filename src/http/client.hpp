@@ -118,4 +118,13 @@ boost::asio::awaitable<ClientResult> fetch(boost::asio::any_io_executor ex, Clie
                                            std::function<bool(std::string_view)> on_data = {},
                                            std::shared_ptr<Abort> abort = {});
 
+// An answer read whole, a 2xx body too (fetch keeps only 64 KB of a body it doesn't hand over): the 2xx
+// body is collected into `body` up to about `max_bytes`, and past that the read stops and `too_large`
+// says so. A non-2xx answer's body is fetch's own.
+struct WholeResult : ClientResult {
+  bool too_large = false;  // we stopped reading it; nothing broke
+};
+boost::asio::awaitable<WholeResult> fetch_whole(boost::asio::any_io_executor ex, ClientRequest req,
+                                                std::size_t max_bytes);
+
 }  // namespace leuria::http

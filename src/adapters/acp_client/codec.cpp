@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/ascii.hpp"
 #include "json/scan.hpp"
 
 namespace leuria::acp_client {
@@ -54,11 +55,7 @@ std::optional<AgentInfo> parse_initialize(const json::value& r) {
 }
 
 namespace {
-bool contains_claude(std::string_view s) {
-  std::string lower(s);
-  for (auto& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return lower.find("claude") != std::string::npos;
-}
+bool contains_claude(std::string_view s) { return core::ascii_lower(s).find("claude") != std::string::npos; }
 }  // namespace
 
 bool is_claude_code(const std::optional<std::string>& reported_name, const std::string& agent_id,

@@ -48,28 +48,14 @@ http::ClientRequest listing_request(std::string method, std::string url, std::st
   return req;
 }
 
-// A whole answer: 2xx bodies arrive through on_data (the client keeps only 64 KB of answers it
-// doesn't stream) and are put in result.body, up to kMaxAnswer. A 2xx answer that broke off or grew
-// past that has no answer to use: status 0, as for a server that was not reached.
-struct Whole : http::ClientResult {
-  bool too_large = false;  // we stopped reading it; nothing broke
-};
+// A whole answer (http::fetch_whole, up to kMaxAnswer). A 2xx answer that broke off or grew past that
+// has no answer to use: status 0, as for a server that was not reached.
+using Whole = http::WholeResult;
 
 // Every argument of a co_await is a named value: GCC 12 may destroy temporaries there twice.
 asio::awaitable<Whole> fetch_whole(asio::any_io_executor ex, http::ClientRequest req) {
-  auto collected = std::make_shared<std::string>();
-  std::function<bool(std::string_view)> on_data = [collected](std::string_view d) {
-    collected->append(d);
-    return collected->size() <= kMaxAnswer;
-  };
-  auto res = co_await http::fetch(ex, req, on_data);
-  Whole out;
-  static_cast<http::ClientResult&>(out) = std::move(res);
-  if (out.status / 100 == 2) {
-    out.too_large = collected->size() > kMaxAnswer;
-    if (out.too_large || !out.complete) out.status = 0;
-    out.body = std::move(*collected);
-  }
+  auto out = co_await http::fetch_whole(ex, std::move(req), kMaxAnswer);
+  if (out.status / 100 == 2 && (out.too_large || !out.complete)) out.status = 0;
   co_return out;
 }
 

@@ -142,25 +142,20 @@ asio::awaitable<boost::system::result<void, std::string>> LlmBackend::start(core
   req.headers = auth_headers();
   req.read_timeout = std::min(std::chrono::seconds(30), std::chrono::ceil<std::chrono::seconds>(stall_));
   req.pool = pool_;
-  auto list = std::make_shared<std::string>();  // a 2xx body, collected here (bounded)
-  std::function<bool(std::string_view)> on_data = [list](std::string_view d) {
-    if (list->size() <= kMaxModelList) list->append(d);
-    return list->size() <= kMaxModelList;  // past it: stop reading (it says so below)
-  };
-  auto res = co_await http::fetch(ex_, req, on_data);
+  auto res = co_await http::fetch_whole(ex_, req, kMaxModelList);
   if (res.status == 0)
     co_return "Could not reach " + display() + " at " + provider_.base_url + ". Is it running? (" + res.error + ")";
   if (res.status == 401 || res.status == 403)
     co_return display() + " refused the API key (HTTP " + std::to_string(res.status) + ").";
   const bool listed = res.status / 100 == 2;
   std::vector<std::string> models;
-  if (listed) models = parse_models(*list);
+  if (listed) models = parse_models(res.body);
   if (!model_) {
     // Without a model named, the list is needed whole: say why it isn't there, not that it is empty.
     if (!listed)
       co_return display() + " answered HTTP " + std::to_string(res.status) + " for its list of models at " +
                 provider_.base_url + "/models: " + error_message(res.body);
-    if (list->size() > kMaxModelList)
+    if (res.too_large)
       co_return display() + "'s list of models is larger than 8 MB, so no model could be chosen from it: name one.";
     if (res.failure == http::Failure::broke_off)
       co_return display() + "'s list of models broke off (" + res.error + ").";
