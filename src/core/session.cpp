@@ -249,6 +249,10 @@ boost::system::result<void, SessionError> Session::prompt(std::string text, std:
   switch (status_) {
     case SessionStatus::idle: break;
     case SessionStatus::running:
+      if (cancel_requested_ && !next_prompt_) {  // the running turn is stopping: this one follows it
+        next_prompt_ = WaitingPrompt{std::move(text), std::move(attachments)};
+        return {};
+      }
       return SessionError{SessionError::Kind::bad_request, "A turn is already running"};
     case SessionStatus::starting:
       return SessionError{SessionError::Kind::bad_request, "The AI is still starting"};
@@ -295,10 +299,18 @@ asio::awaitable<void> Session::run_turn(std::string text, std::vector<Attachment
   status_ = SessionStatus::idle;
   last_turn_ = done;
   publish(std::move(done));
+  if (next_prompt_) {  // a prompt came while this turn was being cancelled
+    auto next = std::move(*next_prompt_);
+    next_prompt_.reset();
+    status_ = SessionStatus::running;
+    asio::co_spawn(ex_, run_turn(std::move(next.text), std::move(next.attachments)), on_coroutine_end());
+    co_return;
+  }
   page_left();
 }
 
 void Session::cancel_turn() {
+  next_prompt_.reset();
   if (status_ == SessionStatus::running && in_backend_) {
     cancel_requested_ = true;  // room() stops waiting: a cancelled turn's remaining output is read and let go
     flow_->wake();
@@ -318,6 +330,7 @@ void Session::end(SessionStatus final_status, std::string error) {
   forget_turn_text();
   last_turn_.reset();
   p_.request = {};
+  next_prompt_.reset();
   publish(final_event());
   for (auto& w : subscribers_)
     if (auto s = w.lock()) s->end();

@@ -94,7 +94,8 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
 
   boost::system::result<void, SessionError> approve();
   boost::system::result<void, SessionError> prompt(std::string text, std::vector<Attachment> attachments);
-  // A no-op when no turn runs.
+  // A prompt while a cancelled turn is still stopping waits for it (one at most), then runs.
+  // A no-op when no turn runs; also drops a prompt waiting behind the stopping turn.
   void cancel_turn();
   // Ends the session with a final status (cancelled, completed, or failed with `error`).
   void end(SessionStatus final_status, std::string error = {});
@@ -176,6 +177,14 @@ class Session final : public BackendSink, public std::enable_shared_from_this<Se
   std::optional<Event> last_turn_;  // the last turn_completed, until the next turn starts
   bool in_backend_ = false;        // the current turn has reached the AI
   bool cancel_requested_ = false;  // cancel-turn before it did
+  // A prompt that came while a cancelled turn was still stopping (the AI answers a cancel in its own
+  // time): it runs as soon as that turn has ended, so "the next prompt works as usual" right after
+  // cancel-turn's 200. At most one waits; a cancel-turn or the session's end drops it.
+  struct WaitingPrompt {
+    std::string text;
+    std::vector<Attachment> attachments;
+  };
+  std::optional<WaitingPrompt> next_prompt_;
   boost::asio::steady_timer start_timer_;
   // Since when no page has used the session (see reap_if_unused); empty while one does.
   std::optional<std::chrono::steady_clock::time_point> unused_since_ = std::chrono::steady_clock::now();

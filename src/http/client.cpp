@@ -328,6 +328,7 @@ std::optional<tcp::endpoint> literal_endpoint(const boost::urls::url_view& url, 
 asio::awaitable<std::optional<std::string>> find_server(asio::any_io_executor ex, const boost::urls::url_view& url,
                                                         const std::string& host, const std::string& port,
                                                         const std::shared_ptr<Abort>& abort,
+                                                        std::chrono::milliseconds deadline,
                                                         tcp::resolver::results_type& endpoints) {
   // An address written as one (127.0.0.1, [::1]: most local model servers) needs no lookup. A lookup
   // runs getaddrinfo on a thread of its own: two hops between threads before the request, most of
@@ -339,7 +340,7 @@ asio::awaitable<std::optional<std::string>> find_server(asio::any_io_executor ex
   transport::Lookup lookup(ex);
   CloserScope scope{abort};
   if (abort) abort->on_abort([&lookup] { lookup.cancel(); });
-  auto found = co_await lookup.run(host, port);
+  auto found = co_await lookup.run(host, port, deadline);  // the connect's bound: finding is part of it
   if (abort) abort->on_abort({});
   if (abort && abort->aborted()) co_return "Stopped";
   if (!found) co_return "Cannot find " + host + ": " + found.error();
@@ -552,7 +553,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
     for (;;) {
       if (!stream) {
         tcp::resolver::results_type endpoints;
-        auto lookup_error = co_await find_server(ex, *url, host, port, abort, endpoints);
+        auto lookup_error = co_await find_server(ex, *url, host, port, abort, spec.connect_timeout, endpoints);
         if (lookup_error) {
           out.failure = Failure::unreachable;
           out.error = *lookup_error;
@@ -603,7 +604,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   }
   stream.set_verify_callback(asio::ssl::host_name_verification(host));
   tcp::resolver::results_type endpoints;
-  auto lookup_error = co_await find_server(ex, *url, host, port, abort, endpoints);
+  auto lookup_error = co_await find_server(ex, *url, host, port, abort, spec.connect_timeout, endpoints);
   if (lookup_error) {
     out.failure = Failure::unreachable;
     out.error = *lookup_error;

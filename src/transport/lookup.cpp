@@ -2,6 +2,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <atomic>
@@ -26,6 +27,7 @@ std::atomic<int> g_lookups{0};
 // What the lookup's thread and the io thread share. The eventfd is closed by whichever lets go last:
 // the io thread may stop waiting (cancel) before the thread is done with it.
 struct Shared {
+  Lookup::Resolve resolve = ::getaddrinfo;
   int fd = -1;
   std::string host, port;
   std::atomic<bool> done{false};
@@ -44,21 +46,30 @@ void look_up(const std::shared_ptr<Shared>& s) {
   hints.ai_protocol = IPPROTO_TCP;
   // No AI_ADDRCONFIG, as Asio's resolver asks by default: with it, a machine whose only configured
   // interface is the loopback (offline) finds no address for "localhost", which is where Ollama lives.
-  s->rc = ::getaddrinfo(s->host.c_str(), s->port.c_str(), &hints, &s->list);
+  s->rc = s->resolve(s->host.c_str(), s->port.c_str(), &hints, &s->list);
   s->done.store(true, std::memory_order_release);
   const std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(s->fd, &one, sizeof one);
   --g_lookups;
 }
 
+// Out of the coroutine: GCC 12 destroys a conditional's string temporaries twice inside one.
+std::string no_answer_within(std::chrono::milliseconds deadline) {
+  const auto ms = deadline.count();
+  if (ms % 1000) return "No answer within " + std::to_string(ms) + " ms";
+  return "No answer within " + std::to_string(ms / 1000) + " s";
+}
+
 }  // namespace
 
 struct Lookup::Impl {
-  explicit Impl(asio::any_io_executor ex) : wait(std::move(ex)) {}
+  Impl(asio::any_io_executor ex, Resolve r) : wait(ex), timer(ex), resolve(r ? r : ::getaddrinfo) {}
   asio::posix::stream_descriptor wait;
+  asio::steady_timer timer;  // the deadline
+  Resolve resolve;
 };
 
-Lookup::Lookup(asio::any_io_executor ex) : impl_(std::make_unique<Impl>(std::move(ex))) {}
+Lookup::Lookup(asio::any_io_executor ex, Resolve resolve) : impl_(std::make_unique<Impl>(std::move(ex), resolve)) {}
 Lookup::~Lookup() {
   if (impl_->wait.is_open()) impl_->wait.release();  // the fd is Shared's to close
 }
@@ -68,7 +79,8 @@ void Lookup::cancel() {
 }
 
 asio::awaitable<boost::system::result<tcp::resolver::results_type, std::string>> Lookup::run(std::string host,
-                                                                                            std::string port) {
+                                                                                            std::string port,
+                                                                                            std::chrono::milliseconds deadline) {
   using Result = boost::system::result<tcp::resolver::results_type, std::string>;
   if (g_lookups.fetch_add(1) >= kMaxLookups) {
     --g_lookups;
@@ -83,6 +95,7 @@ asio::awaitable<boost::system::result<tcp::resolver::results_type, std::string>>
   }
   s->host = host;
   s->port = port;
+  s->resolve = impl_->resolve;
   try {
     std::thread(look_up, s).detach();
   } catch (const std::system_error& e) {
@@ -92,9 +105,30 @@ asio::awaitable<boost::system::result<tcp::resolver::results_type, std::string>>
   boost::system::error_code assigned;
   impl_->wait.assign(s->fd, assigned);  // the thread still writes to the fd, which Shared closes
   if (assigned) co_return Result(boost::system::in_place_error, "Cannot look up host names: " + assigned.message());
+  // The deadline cancels the wait. Its handler holds only what it shares with this frame: it may run
+  // after the frame is gone (fired just as the answer came), and then finds it no longer waiting.
+  struct Deadline {
+    bool waiting = true;
+    bool late = false;
+  };
+  auto d = std::make_shared<Deadline>();
+  impl_->timer.expires_after(deadline);
+  impl_->timer.async_wait([d, wait = &impl_->wait](boost::system::error_code tec) {
+    if (tec || !d->waiting) return;
+    d->late = true;
+    wait->cancel();
+  });
   auto [ec] = co_await impl_->wait.async_wait(asio::posix::stream_descriptor::wait_read, asio::as_tuple(asio::use_awaitable));
+  d->waiting = false;
+  impl_->timer.cancel();
   impl_->wait.release();
-  if (ec || !s->done.load(std::memory_order_acquire)) co_return Result(boost::system::in_place_error, "Stopped");
+  const bool done = s->done.load(std::memory_order_acquire);
+  if (d->late) {
+    // Cancelled by the deadline: late unless the answer came in the same moment, which is taken.
+    if (!done) co_return Result(boost::system::in_place_error, no_answer_within(deadline));
+  } else if (ec || !done) {
+    co_return Result(boost::system::in_place_error, "Stopped");
+  }
   if (s->rc != 0) co_return Result(boost::system::in_place_error, std::string(::gai_strerror(s->rc)));
   std::vector<tcp::endpoint> found;
   for (const addrinfo* a = s->list; a; a = a->ai_next) {

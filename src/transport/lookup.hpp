@@ -9,6 +9,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/system/result.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,14 +22,18 @@ inline constexpr int kMaxLookups = 16;
 
 class Lookup {
  public:
-  explicit Lookup(boost::asio::any_io_executor ex);
+  // getaddrinfo's signature: tests give a slow one.
+  using Resolve = int (*)(const char*, const char*, const struct addrinfo*, struct addrinfo**);
+  explicit Lookup(boost::asio::any_io_executor ex, Resolve resolve = nullptr);
   ~Lookup();
   Lookup(const Lookup&) = delete;
   Lookup& operator=(const Lookup&) = delete;
 
-  // The addresses of host:port, or why there are none ("Host not found", "Stopped" after cancel()).
+  // The addresses of host:port, or why there are none ("Host not found", "Stopped" after cancel(), or
+  // "No answer within N s" past `deadline`: a resolver that doesn't answer (a DNS server gone, an mDNS
+  // name) would otherwise hold a session's start until the system gives up, which may be minutes).
   boost::asio::awaitable<boost::system::result<boost::asio::ip::tcp::resolver::results_type, std::string>> run(
-      std::string host, std::string port);
+      std::string host, std::string port, std::chrono::milliseconds deadline = std::chrono::seconds(10));
   // Ends a run() under way with "Stopped". Its thread finishes the lookup on its own and drops it.
   void cancel();
 

@@ -217,7 +217,7 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     await rejectsWith(client.getPrompt({ name: 'summarize', arguments: { topic: 'fail' } }), -32000, 'No summary today.');
   });
 
-  it('version negotiation: each supported version is echoed; an unknown one gets the latest (2025-06-18)', async () => {
+  it('version negotiation: each supported version is echoed; an unknown one gets the latest (2025-06-18); an MCP-Protocol-Version header naming another gets 400', async () => {
     const { eng, token } = await setup();
     for (const v of [...VERSIONS, '2099-01-01', '2024-10-07', 'garbage']) {
       const r = await mcpPost(eng, token, {
@@ -236,6 +236,36 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
       const sid = r.headers['mcp-session-id'];
       assert.ok(sid && /^[\x21-\x7e]+$/.test(sid), `Mcp-Session-Id header (visible ASCII): ${JSON.stringify(r.headers)}`);
     }
+    // MCP 2025-06-18: the MCP-Protocol-Version header, when sent, must name a version the server speaks (else 400).
+    for (const v of VERSIONS) {
+      const ok = await mcpPost(eng, token, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { headers: { 'MCP-Protocol-Version': v } });
+      assert.equal(ok.status, 200, `${v}: ${ok.status} ${ok.body}`);
+    }
+    for (const v of ['2099-01-01', 'garbage']) {
+      const bad = await mcpPost(eng, token, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { headers: { 'MCP-Protocol-Version': v } });
+      assert.equal(bad.status, 400, `${v}: ${bad.status} ${bad.body}`);
+      assert.equal(bad.rpc?.error?.code, -32600, bad.body);
+      assert.match(bad.rpc.error.message, new RegExp(`Unsupported MCP-Protocol-Version: ${v} \\(this server speaks 2024-11-05 2025-03-26 2025-06-18\\)`));
+    }
+    // not on initialize, where the version is agreed (a client may send its own newest there)
+    const init = await mcpPost(eng, token, {
+      jsonrpc: '2.0', id: 5, method: 'initialize',
+      params: { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }, { headers: { 'MCP-Protocol-Version': '2099-01-01' } });
+    assert.equal(init.status, 200, init.body);
+    assert.equal(init.rpc.result.protocolVersion, LATEST);
+    // notifications, the GET stream and bytes that aren't text (echoed as '?')
+    const note = await mcpPost(eng, token, { jsonrpc: '2.0', method: 'notifications/initialized' }, { headers: { 'MCP-Protocol-Version': '1999' } });
+    assert.equal(note.status, 400, note.body);
+    const get = await request(eng, { method: 'GET', path: '/webmcp/mcp', headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream', 'MCP-Protocol-Version': '1999' } });
+    assert.equal(get.status, 400, get.body);
+    const raw = await rawHttp(eng, Buffer.from(`POST /webmcp/mcp HTTP/1.1\r\nHost: 127.0.0.1:${eng.port}\r\nAuthorization: Bearer ${token}\r\n` +
+      `Content-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-\xff\xfe\r\nContent-Length: 2\r\n\r\n{}`, 'latin1'));
+    assert.equal(raw.status, 400, raw.raw);
+    assert.match(raw.json?.error?.message ?? '', /^Unsupported MCP-Protocol-Version: 2025-\?\? \(/, raw.raw);
+    // checked after the bearer: a caller without one learns nothing more
+    const anon = await mcpPost(eng, null, { jsonrpc: '2.0', id: 4, method: 'tools/list' }, { headers: { 'MCP-Protocol-Version': 'garbage' } });
+    assert.equal(anon.status, 401, anon.body);
   });
 
   it('notifications answer 202 with an empty body; ping answers {}; unknown method and server/discover answer -32601', async () => {

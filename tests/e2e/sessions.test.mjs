@@ -257,6 +257,37 @@ describe('sessions', { timeout: 120000 }, () => {
     stream.close();
   });
 
+  it('a prompt right after cancel-turn waits for the stopping turn and then runs (one may wait)', async () => {
+    // The agent hears session/cancel at once but answers it only after its current pause (1.5 s).
+    const eng = await startFakeEngine({ mode: 'slow', env: { FAKE_ACP_CHUNKS: 2, FAKE_ACP_DELAY_MS: 1500 } });
+    const { api } = await page(eng, 'cturn-next');
+    const { id, stream } = await started(api, { prompt: 'long' });
+    await stream.waitFor((e) => e.event === 'chunk' && e.data === 'chunk 0\n');
+    assertAction(await api.cancelTurn(id), id, 'running');
+    assertAction(await api.prompt(id, { prompt: 'next' }), id, 'running');
+    assertError(await api.prompt(id, { prompt: 'a third' }), 400, { error: 'A turn is already running' });
+    const first = await stream.waitFor('turn_completed', 5000);
+    assert.equal(first.data.text, 'chunk 0\n', 'the cancelled turn ended with what it had said');
+    const from = stream.events.indexOf(first) + 1;
+    assert.equal(stream.events[from]?.event, 'turn_start', 'the waiting prompt started right after');
+    const second = await stream.waitFor('turn_completed', 8000, { from });
+    assert.equal(second.data.text, 'chunk 0\nchunk 1\n');
+    assert.equal((await api.get(id)).json.status, 'idle');
+
+    // cancel-turn twice: the second drops the prompt that waited, so the session goes idle.
+    const at = stream.events.length;
+    assert.equal((await api.prompt(id, { prompt: 'long' })).status, 200);
+    await stream.waitFor('chunk', 5000, { from: at });
+    assertAction(await api.cancelTurn(id), id, 'running');
+    assertAction(await api.prompt(id, { prompt: 'dropped' }), id, 'running');
+    assertAction(await api.cancelTurn(id), id, 'running');
+    await waitStatus(api, id, 'idle', 3000);
+    await sleep(300);
+    assert.equal(stream.events.slice(at).filter((e) => e.event === 'turn_start').length, 1, 'no turn for the dropped prompt');
+    assert.equal(eng.readLog().filter((e) => e.kind === 'prompt').length, 3, 'the agent got three prompts');
+    stream.close();
+  });
+
   it('cancel and close: final event, stream ends, then 200 with the status on an ended session', async () => {
     const eng = await startFakeEngine({ mode: 'slow', env: { FAKE_ACP_CHUNKS: 50, FAKE_ACP_DELAY_MS: 100 } });
     const { api } = await page(eng, 'end');

@@ -7,7 +7,10 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <chrono>
+#include <netdb.h>
 #include <optional>
+#include <thread>
 
 namespace asio = boost::asio;
 using leuria::transport::Lookup;
@@ -15,12 +18,19 @@ using Found = boost::system::result<asio::ip::tcp::resolver::results_type, std::
 
 namespace {
 
+// A resolver that answers after 400 ms (a DNS server that is slow or gone).
+int slow_resolve(const char* host, const char* port, const addrinfo* hints, addrinfo** out) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  return ::getaddrinfo(host, port, hints, out);
+}
+
 // Runs one lookup to its end; `cancel_at_once` cancels it right after it starts waiting.
-Found look_up(std::string host, std::string port, bool cancel_at_once = false) {
+Found look_up(std::string host, std::string port, bool cancel_at_once = false, Lookup::Resolve resolve = nullptr,
+              std::chrono::milliseconds deadline = std::chrono::seconds(10)) {
   asio::io_context ioc(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE);
-  Lookup lookup(ioc.get_executor());
+  Lookup lookup(ioc.get_executor(), resolve);
   std::optional<Found> out;
-  asio::co_spawn(ioc, lookup.run(std::move(host), std::move(port)),
+  asio::co_spawn(ioc, lookup.run(std::move(host), std::move(port), deadline),
                  [&out](std::exception_ptr, Found f) { out = std::move(f); });
   // Handlers run in order: the lookup starts and waits, then this cancels the wait.
   if (cancel_at_once) asio::post(ioc, [&lookup] { lookup.cancel(); });
@@ -51,6 +61,17 @@ TEST(Lookup, ACancelledLookupStopsAndItsThreadFinishesAlone) {
   ASSERT_FALSE(f);
   EXPECT_EQ(f.error(), "Stopped");
   // The cancelled lookup's thread still holds its share; a new lookup still works beside it.
+  EXPECT_TRUE(look_up("localhost", "81"));
+}
+
+TEST(Lookup, AResolverThatDoesNotAnswerInTimeIsLeftWithASentence) {
+  // The sentence says the deadline came before the answer (an answer that came first is taken).
+  Found f = look_up("localhost", "80", false, slow_resolve, std::chrono::milliseconds(50));
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error(), "No answer within 50 ms");
+  Found g = look_up("localhost", "80", false, slow_resolve, std::chrono::seconds(2));
+  EXPECT_TRUE(g) << "a slow answer within the deadline is taken";
+  // The late lookup's thread finishes alone; lookups go on beside it.
   EXPECT_TRUE(look_up("localhost", "81"));
 }
 

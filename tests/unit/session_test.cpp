@@ -235,6 +235,52 @@ TEST(Session, CancelTurnKeepsTheSession) {
   EXPECT_EQ(s->status(), core::SessionStatus::idle);
 }
 
+// The spec: after cancel-turn "the next prompt works as usual". An AI stops in its own time, so a
+// prompt sent right after cancel-turn's 200 waits for the stopping turn instead of getting 400.
+TEST(Session, APromptRightAfterCancelTurnRunsWhenTheTurnHasStopped) {
+  Fixture f;
+  f.factory.tune = [](ScriptedBackend& b) { b.delay = 10s; };
+  auto s = f.prepare("hello");
+  auto sub = s->subscribe();
+  s->approve();
+  f.run(20ms);
+  ASSERT_EQ(s->status(), core::SessionStatus::running);
+  s->cancel_turn();
+  ASSERT_TRUE(s->prompt("next", {}));  // the cancelled turn hasn't ended yet
+  EXPECT_EQ(s->status(), core::SessionStatus::running);
+  EXPECT_EQ(s->prompt("a third", {}).error().message, "A turn is already running");  // one waits, no more
+  f.factory.last->delay = 0ms;
+  f.run(20ms);
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  ASSERT_EQ(f.factory.last->prompts.size(), 2u);
+  EXPECT_EQ(f.factory.last->prompts[1].front().text, "next");
+  auto events = f.drain_events(*sub);
+  std::vector<K> kinds;
+  for (const auto& e : events) kinds.push_back(e.kind);
+  EXPECT_EQ(kinds, (std::vector<K>{K::webmcp_ready, K::turn_start, K::chunk, K::turn_completed, K::turn_start, K::chunk,
+                                   K::turn_completed}));
+  EXPECT_EQ(events.back().turn().text, "echo: next");
+
+  // A cancel-turn drops a prompt waiting behind the stopping turn; so does the session's end.
+  f.factory.last->delay = 10s;
+  ASSERT_TRUE(s->prompt("long", {}));
+  f.run(20ms);
+  s->cancel_turn();
+  ASSERT_TRUE(s->prompt("dropped", {}));
+  s->cancel_turn();
+  f.run(20ms);
+  EXPECT_EQ(s->status(), core::SessionStatus::idle);
+  EXPECT_EQ(f.factory.last->prompts.size(), 3u);
+  ASSERT_TRUE(s->prompt("long again", {}));
+  f.run(20ms);
+  s->cancel_turn();
+  ASSERT_TRUE(s->prompt("dropped too", {}));
+  s->end(core::SessionStatus::completed);
+  f.run(20ms);
+  EXPECT_EQ(s->status(), core::SessionStatus::completed);
+  EXPECT_EQ(f.factory.last->prompts.size(), 4u);
+}
+
 TEST(Session, EndingIsFinalAndReadable) {
   Fixture f;
   auto s = f.prepare();

@@ -212,6 +212,7 @@ asio::awaitable<core::TurnOutcome> AcpBackend::prompt(std::vector<core::PromptBl
     system_prompt_sent_ = true;
   }
   in_turn_ = true;
+  ++turn_seq_;
   auto r = co_await rpc_->call("session/prompt", prompt_params(session_, blocks));
   in_turn_ = false;
   cancel_timer_.cancel();
@@ -235,9 +236,9 @@ void AcpBackend::cancel_turn() {
   tools_->cancel_calls();
   if (!first || !in_turn_) return;
   cancel_timer_.expires_after(options_.cancel_grace);
-  cancel_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+  cancel_timer_.async_wait([weak = weak_from_this(), turn = turn_seq_](boost::system::error_code ec) {
     auto b = weak.lock();
-    if (ec || !b || !b->in_turn_) return;
+    if (ec || !b || !b->in_turn_ || b->turn_seq_ != turn) return;
     const auto s = std::chrono::duration_cast<std::chrono::seconds>(b->options_.cancel_grace).count();
     b->fail(b->agent_.name + " did not stop its turn within " + std::to_string(s) +
             " s of being asked to, so it was stopped.");

@@ -4,6 +4,7 @@
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -65,6 +66,10 @@ class AcpBackend final : public core::AgentBackend, public std::enable_shared_fr
   bool images_ = false;
   bool cancelling_ = false;
   bool in_turn_ = false;
+  // Counts turns: the cancel deadline is for the turn it was armed in. A prompt that waited behind a
+  // cancelled turn starts at once when that turn ends, and a deadline that fired just then must not
+  // fail the new turn.
+  std::uint64_t turn_seq_ = 0;
   boost::asio::steady_timer cancel_timer_;
   bool shut_down_ = false;
   bool batch_open_ = false;  // the sink's batch for the lines of one read (begun by its first line)

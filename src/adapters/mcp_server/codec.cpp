@@ -40,6 +40,21 @@ std::string negotiate_version(const json::value& params) {
   return kLatestVersion;
 }
 
+bool speaks_version(std::string_view header) {
+  for (auto v : kVersions)
+    if (header == v) return true;
+  return false;
+}
+
+std::string unsupported_version(std::string_view header) {
+  std::string s = "Unsupported MCP-Protocol-Version: ";
+  for (unsigned char c : header.substr(0, 64)) s += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';  // text only
+  s += " (this server speaks";
+  for (auto v : kVersions) (s += ' ') += v;
+  s += ')';
+  return s;
+}
+
 json::value initialize_result(const std::string& version, const std::string& engine_version) {
   return json::object{
       {"protocolVersion", version},

@@ -21,6 +21,11 @@ enum class MessageKind { request, notification, response, invalid };
 MessageKind message_kind(const boost::json::object& message);
 // The client's version when we speak it, else the latest.
 std::string negotiate_version(const boost::json::value& initialize_params);
+// Whether an MCP-Protocol-Version header names a version this server speaks (MCP 2025-06-18: a server
+// answers any other with 400; initialize, where the version is agreed, is not held to it).
+bool speaks_version(std::string_view header);
+// The sentence for one it doesn't (the header's first 64 bytes, other than printable ASCII as '?').
+std::string unsupported_version(std::string_view header);
 
 boost::json::value initialize_result(const std::string& version, const std::string& engine_version);
 boost::json::value tools_list(const core::PageTools& tools);

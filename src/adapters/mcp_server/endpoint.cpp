@@ -33,6 +33,14 @@ http::Response rpc_error(unsigned status, const json::value& id, int code, std::
   return http::json_text_response(status, rpc_error_text(json::serialize(id), code, message));
 }
 
+// MCP 2025-06-18: a request whose MCP-Protocol-Version header names a version this server doesn't
+// speak is refused. Clients send the one initialize agreed on, so only a confused one meets this.
+std::optional<http::Response> refuse_version(const http::Request& req) {
+  auto v = req.header("mcp-protocol-version");
+  if (!v || speaks_version(*v)) return std::nullopt;
+  return rpc_error(400, nullptr, -32600, unsupported_version(*v));
+}
+
 bool accepts_sse(const http::Request& req) {
   auto accept = req.header("accept");
   return accept && accept->find("text/event-stream") != std::string_view::npos;
@@ -172,8 +180,10 @@ asio::awaitable<http::Response> McpEndpoint::handle(http::Request& req) {
 
 http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Session> session) {
   // A tool call, the one message sent over and over, is read without a tree; the rest as a tree.
-  if (auto scanned = scan_tool_call(req.body))
+  if (auto scanned = scan_tool_call(req.body)) {
+    if (auto refused = refuse_version(req)) return std::move(*refused);
     return call(req, *session, core::PageCall::Kind::tool, std::move(scanned->call), std::move(scanned->id_json));
+  }
   auto parsed = jsonio::read(req.body);
   if (!parsed) return rpc_error(400, nullptr, -32700, "Parse error: " + parsed.error().message);
   const json::value& msg = *parsed;
@@ -181,6 +191,9 @@ http::Response McpEndpoint::post(http::Request& req, std::shared_ptr<core::Sessi
   const auto& o = msg.as_object();
   const json::value id = o.contains("id") ? o.at("id") : json::value(nullptr);
   const MessageKind shape = message_kind(o);
+  const bool initialize = shape == MessageKind::request && o.at("method").as_string() == "initialize";
+  if (!initialize)  // initialize is where the version is agreed
+    if (auto refused = refuse_version(req)) return std::move(*refused);
   if (auto cancelled = cancelled_request(o))  // the call ends now (MCP: the client ignores any answer)
     session->page_tools().cancel(call_tag(req.header("mcp-session-id").value_or(""), *cancelled));
   if (shape == MessageKind::response || shape == MessageKind::notification) {  // accepted, nothing to say
@@ -244,6 +257,7 @@ http::Response McpEndpoint::call(http::Request& req, core::Session& session, cor
 }
 
 http::Response McpEndpoint::get(http::Request& req, std::shared_ptr<core::Session> session) {
+  if (auto refused = refuse_version(req)) return std::move(*refused);
   if (!accepts_sse(req)) {
     http::Response r = plain_error(405, "Method not allowed");
     r.set("Allow", "GET, POST");

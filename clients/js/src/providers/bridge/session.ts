@@ -268,8 +268,9 @@ export class EngineSession {
       const turn: Turn = { request, started: false, text: "", resolve, reject };
       this.turn = turn;
       // Running from now on, not from turn_start: a turn stopped before its turn_start arrived
-      // still runs in the engine until its turn_completed, and the next prompt must wait for that
-      // (sent earlier, the engine refuses it).
+      // still runs in the engine until its turn_completed, and the next prompt waits for that (the
+      // engine would hold one prompt behind a cancelled turn, but then the next turn_completed here
+      // would be the cancelled turn's).
       this.phase = "running";
       const onAbort = () => {
         if (this.turn !== turn) return;
