@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 #include <cstdint>
+#include <limits>
 
 #include "adapters/mcp_server/codec.hpp"
 #include "json/read.hpp"
@@ -23,6 +24,12 @@ std::optional<json::object> engine_message(std::string_view text) {
   const json::value* version = v.as_object().if_contains("jsonrpc");
   if (!version || *version != "2.0") return std::nullopt;  // an error page's JSON, say, is not one
   return std::move(v.as_object());
+}
+
+// One message a line: a text with a line break in it (an event's joined data lines) is written anew.
+std::string one_line(std::string_view text, const json::object& message) {
+  if (text.find_first_of("\r\n") == std::string_view::npos) return std::string(text);
+  return json::serialize(message);
 }
 
 // JSON-RPC ids compare as values: 1 and 1.0 are one id, whichever way a side wrote it. Integers compare
@@ -99,34 +106,86 @@ std::string error_line(const json::value& id, const std::string& why) {
 
 }  // namespace
 
-std::vector<std::string> sse_event_data(std::string_view body) {
+std::vector<std::string> SseEvents::feed(std::string_view piece) {
   std::vector<std::string> events;
-  std::string data;
-  bool has_data = false;
   std::size_t i = 0;
-  while (i < body.size()) {
-    const std::size_t end = body.find_first_of("\r\n", i);
-    if (end == std::string_view::npos) break;  // a line the body ended inside: not whole
-    std::string_view line = body.substr(i, end - i);
-    i = end + (body[end] == '\r' && end + 1 < body.size() && body[end + 1] == '\n' ? 2 : 1);
-    if (line.empty()) {  // the event's end
-      if (has_data) events.push_back(std::move(data));
-      data.clear();
-      has_data = false;
-      continue;
-    }
-    const std::size_t colon = line.find(':');
-    if (line.substr(0, colon) != "data") continue;  // a comment, event:, id:, retry:
-    std::string_view value = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
-    if (value.starts_with(' ')) value.remove_prefix(1);
-    if (has_data) data.push_back('\n');
-    data.append(value);
-    has_data = true;
+  if (after_cr_ && !piece.empty()) {
+    if (piece.front() == '\n') i = 1;  // the rest of a CRLF
+    after_cr_ = false;
   }
+  while (i < piece.size() && !overflowed_) {
+    const std::size_t end = piece.find_first_of("\r\n", i);
+    if (end == std::string_view::npos) {  // a line this piece ends inside: kept for the next
+      partial_.append(piece.substr(i));
+      if (partial_.size() > max_bytes_) overflowed_ = true;
+      break;
+    }
+    if (partial_.empty()) {
+      take_line(piece.substr(i, end - i), events);
+    } else {
+      partial_.append(piece.substr(i, end - i));
+      const std::string line = std::move(partial_);
+      partial_.clear();
+      take_line(line, events);
+    }
+    i = end + 1;
+    if (piece[end] == '\r') {
+      if (i == piece.size()) after_cr_ = true;
+      else if (piece[i] == '\n') ++i;
+    }
+  }
+  if (overflowed_) {  // nothing more is read: drop what was kept
+    partial_.clear();
+    data_.clear();
+    has_data_ = false;
+  }
+  return events;
+}
+
+void SseEvents::take_line(std::string_view line, std::vector<std::string>& events) {
+  if (line.empty()) {  // the event's end
+    if (has_data_) events.push_back(std::move(data_));
+    data_.clear();
+    has_data_ = false;
+    return;
+  }
+  const std::size_t colon = line.find(':');
+  if (line.substr(0, colon) != "data") return;  // a comment, event:, id:, retry:
+  std::string_view value = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
+  if (value.starts_with(' ')) value.remove_prefix(1);
+  if (has_data_) data_.push_back('\n');
+  data_.append(value);
+  has_data_ = true;
+  if (data_.size() > max_bytes_) overflowed_ = true;
+}
+
+std::optional<std::string> SseEvents::finish() {
+  if (!has_data_ || overflowed_) return std::nullopt;
+  has_data_ = false;
+  return std::move(data_);
+}
+
+std::vector<std::string> sse_event_data(std::string_view body) {
+  SseEvents reader(std::numeric_limits<std::size_t>::max());
+  std::vector<std::string> events = reader.feed(body);
   // An event whose blank line never came (the answer broke off just before it): its data lines did
   // end, so it goes on, and the JSON parse that follows says whether it is a whole message.
-  if (has_data) events.push_back(std::move(data));
+  if (auto last = reader.finish()) events.push_back(std::move(*last));
   return events;
+}
+
+std::optional<std::string> message_line(std::string_view data) {
+  auto m = engine_message(data);
+  if (!m) return std::nullopt;
+  return one_line(data, *m);
+}
+
+std::string message_method(std::string_view message) {
+  const auto line = jsonio::read_object(message);
+  if (!line) return {};
+  const auto kind = mcp_server::message_kind(*line);
+  if (kind != mcp_server::MessageKind::request && kind != mcp_server::MessageKind::notification) return {};
+  return std::string(line->at("method").as_string());
 }
 
 std::optional<std::string> cancelled_request_id(std::string_view message) {
@@ -156,8 +215,7 @@ BridgeReply bridge_reply(std::string_view message, const http::ClientResult& ans
     auto m = engine_message(text);
     if (!m) continue;  // not a whole JSON-RPC message: nothing the agent could read
     if (id && !replied) replied = replies_to(*m, *id);
-    // One message a line: a text with a line break in it (an event's joined data lines) is written anew.
-    out.lines.push_back(text.find_first_of("\r\n") == std::string::npos ? text : json::serialize(*m));
+    out.lines.push_back(one_line(text, *m));
   }
   const bool whole = ok && answer.failure == http::Failure::none;
   if (id && !replied && whole && cancelled && cancelled(json::serialize(*id))) return out;

@@ -10,7 +10,8 @@
 //     request, a notification nor a response) and got no message back, an error, with the line's id when
 //     it has one, else a null id, as JSON-RPC answers what it cannot read.
 // A notification, or the agent's response to a request of the server's, gets only what the engine sent
-// (nothing, normally).
+// (nothing, normally). What the engine sends unasked (its GET stream) is read with SseEvents and
+// message_line, by the same rule: whole messages only, one a line.
 #include <functional>
 #include <optional>
 #include <string>
@@ -39,5 +40,34 @@ std::optional<std::string> cancelled_request_id(std::string_view message);
 // ends an event; its `data:` lines joined with LF), from whole lines only: a line the body ended inside
 // is dropped. The last event counts without its blank line, for a body that broke off just before it.
 std::vector<std::string> sse_event_data(std::string_view body);
+
+// The same rules for a stream read piece by piece (the engine's GET stream of server messages, which
+// stays open): `feed` gives the data of each event a piece completes, whatever the pieces' boundaries
+// (a CRLF split between two pieces is one line end). An event's data, or a line, past `max_bytes` is
+// not kept: `overflowed()` says so, nothing more is read, and the caller drops the stream.
+class SseEvents {
+ public:
+  explicit SseEvents(std::size_t max_bytes = 4 * 1024 * 1024) : max_bytes_(max_bytes) {}
+  std::vector<std::string> feed(std::string_view piece);
+  // At the body's end: the event whose blank line never came, if its data lines did end.
+  std::optional<std::string> finish();
+  bool overflowed() const { return overflowed_; }
+
+ private:
+  void take_line(std::string_view line, std::vector<std::string>& events);
+  std::size_t max_bytes_;
+  std::string partial_;  // the line the last piece ended inside
+  std::string data_;     // the event's data lines so far
+  bool has_data_ = false;
+  bool after_cr_ = false;  // the last piece ended a line with CR: an LF first in the next is part of it
+  bool overflowed_ = false;
+};
+
+// A message from the engine's stream as one line for the agent: a whole JSON-RPC message (an event's
+// joined data lines are written anew on one line); nothing for anything else.
+std::optional<std::string> message_line(std::string_view data);
+
+// The method of a request or notification line from the agent; empty for anything else.
+std::string message_method(std::string_view message);
 
 }  // namespace leuria::app

@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <deque>
 #include <exception>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "app/mcp_bridge.hpp"
@@ -45,6 +47,16 @@ constexpr std::size_t kOutQueue = 16;
 // Lines taken into one write while more wait, up to about this many bytes.
 constexpr std::size_t kBatch = 256 * 1024;
 constexpr std::size_t kCancelledKept = kInFlight;
+// The engine's stream of server messages: a keep-alive comes every 20 s, so one silent for this long is
+// gone. A stream that ends or breaks is opened again after kFirstPause, then twice as long each time up to
+// kLongestPause. Messages that come before the agent's notifications/initialized wait for it, up to
+// kHeld (identical ones are one: the engine sends only notifications/tools/list_changed; past kHeld the
+// oldest goes).
+constexpr std::chrono::seconds kStreamSilence{70};
+constexpr std::chrono::seconds kFirstPause{1};
+constexpr std::chrono::seconds kLongestPause{30};
+constexpr std::size_t kHeld = 16;
+const char* const kToolsChanged = R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})";
 
 // Lines for stdout. A line sent with an error (eof) is the end: every forward is done.
 using LineChannel = asio::experimental::channel<void(boost::system::error_code, std::string)>;
@@ -59,7 +71,8 @@ class StdioBridge {
         url_(std::move(url)),
         token_(std::move(token)),
         lines_(ex_, kOutQueue),
-        slot_free_(ex_) {}
+        slot_free_(ex_),
+        watch_pause_(ex_) {}
 
  private:
   // Every coroutine's end. An exception (out of memory, say) ends the bridge with exit 1 and a sentence: the
@@ -108,12 +121,126 @@ class StdioBridge {
         slot_free_.expires_at(asio::steady_timer::time_point::max());
         co_await slot_free_.async_wait(asio::as_tuple(asio::use_awaitable));
       }
+      const std::string method = message_method(line);
+      if (method == "initialize" && !watching_) {
+        // Before initialize goes: the engine listens for changes before the agent first lists the tools.
+        watching_ = true;
+        asio::co_spawn(ex_, watch_changes(), on_exit());
+      } else if (method == "notifications/initialized" && !initialized_) {
+        initialized_ = true;
+        const boost::system::error_code more;  // named: no temporaries in a co_await's arguments (GCC 12)
+        std::deque<std::string> held = std::move(held_);
+        for (auto& message : held) co_await lines_.async_send(more, std::move(message), asio::as_tuple(asio::use_awaitable));
+      }
       ++in_flight_;
       bytes_in_flight_ += line.size();
       asio::co_spawn(ex_, forward(std::move(line)), on_exit());
     }
     reading_ = false;
+    stop_watching();
     if (in_flight_ == 0) co_await end_output();
+  }
+
+  // What one opening of the engine's stream has read and not yet passed on (in watch_changes' frame).
+  struct Watch {
+    std::deque<std::string> arrived;  // at most one read's worth: a read waits until they are passed on
+    bool opened = false;              // its 2xx head came
+    bool reopened = false;            // a stream was open before this one
+  };
+
+  // The engine's stream of server messages (GET on the endpoint), for the agent: it says when the page's
+  // tools change, as the engine's initialize promises (listChanged). Whole messages only, one a line; what
+  // comes before the agent's notifications/initialized waits for it (MCP: a server sends no such messages
+  // before). A stream that ends or breaks is opened again (kFirstPause, doubling to kLongestPause), and once
+  // one is open again the agent hears that the tools changed: a change may have come while none was open.
+  // The engine's 401 (the session has ended), 403, 404 or 405 (no such stream) ends the watch, with a
+  // sentence on stderr; so does the end of stdin.
+  asio::awaitable<void> watch_changes() {
+    auto pause = kFirstPause;
+    bool reopened = false;
+    bool failing = false;  // the last attempt failed: a run of failures is told once
+    while (!watch_stopped_) {
+      http::ClientRequest req;
+      req.method = "GET";
+      req.url = url_;
+      req.headers = {{"Accept", "text/event-stream"}, {"Authorization", "Bearer " + token_}};
+      req.read_timeout = kStreamSilence;
+      SseEvents events;
+      Watch w;
+      w.reopened = reopened;
+      // Each read's messages wait in `arrived` until before_read has passed them on: the read after them
+      // waits for stdout (backpressure, nothing dropped). Named functions, no capturing lambda coroutine (GCC 12).
+      std::function<bool(std::string_view)> on_data = [&events, &w](std::string_view piece) {
+        for (auto& data : events.feed(piece))
+          if (auto line = message_line(data)) w.arrived.push_back(std::move(*line));
+        return !events.overflowed();
+      };
+      req.must_wait = [&w] { return !w.opened || !w.arrived.empty(); };
+      req.before_read = [this, &w] { return pass_on(w); };
+      watch_abort_ = std::make_shared<http::Abort>();
+      const auto began = std::chrono::steady_clock::now();
+      auto res = co_await http::fetch(ex_, std::move(req), on_data, watch_abort_);
+      // Only a stream that stayed open a while starts the pauses over: one that ends at once, again and
+      // again, is opened no more often than a server that is down.
+      const bool lasted = std::chrono::steady_clock::now() - began >= kLongestPause;
+      if (watch_stopped_) break;
+      if (auto last = events.finish())  // an event the stream's end cut its blank line from
+        if (auto line = message_line(*last)) w.arrived.push_back(std::move(*line));
+      if (res.status / 100 == 2) co_await pass_on(w);
+      if (watch_stopped_) break;
+      const unsigned status = res.status;
+      if (status == 401 || status == 403 || status == 404 || status == 405) {
+        std::cerr << "leuria mcp-stdio: the engine refused its stream of server messages (HTTP " << status
+                  << (status == 401 ? ": the session has ended, or the token is not its own" : "")
+                  << "); the agent will not hear when the page's tools change.\n";
+        break;
+      }
+      if (w.opened) {
+        reopened = true;
+        failing = false;
+      }
+      if (w.opened && lasted) pause = kFirstPause;
+      if (events.overflowed()) {
+        std::cerr << "leuria mcp-stdio: a message over 4 MB came on the engine's stream; opening it again.\n";
+      } else if (!w.opened && !failing) {
+        failing = true;
+        std::string why = res.error;
+        if (why.empty()) why = "HTTP " + std::to_string(status);
+        std::cerr << "leuria mcp-stdio: could not open the engine's stream of server messages (" << why
+                  << "); trying again.\n";
+      }
+      watch_pause_.expires_after(pause);
+      co_await watch_pause_.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (!w.opened || !lasted) pause = std::min(pause * 2, kLongestPause);
+    }
+  }
+
+  // Passes on what the stream has read, before its next read (ClientRequest::before_read).
+  asio::awaitable<void> pass_on(Watch& w) {
+    if (!w.opened) {  // the head is in: the engine listens again
+      w.opened = true;
+      if (w.reopened) w.arrived.emplace_front(kToolsChanged);
+    }
+    const boost::system::error_code more;  // named: no temporaries in a co_await's arguments (GCC 12)
+    while (!w.arrived.empty() && !watch_stopped_) {
+      std::string line = std::move(w.arrived.front());
+      w.arrived.pop_front();
+      if (initialized_) {
+        co_await lines_.async_send(more, std::move(line), asio::as_tuple(asio::use_awaitable));
+        continue;
+      }
+      if (std::find(held_.begin(), held_.end(), line) != held_.end()) continue;
+      if (held_.size() >= kHeld) held_.pop_front();
+      held_.push_back(std::move(line));
+    }
+    w.arrived.clear();
+  }
+
+  // At the end of stdin: the stream's fetch and its pause end, so the bridge can exit once replies are out.
+  void stop_watching() {
+    watch_stopped_ = true;
+    if (watch_abort_) watch_abort_->abort();
+    watch_pause_.cancel();
   }
 
   // One write at a time, of the lines waiting (up to kBatch). After a failed write (the agent closed its end) lines are
@@ -206,6 +333,13 @@ class StdioBridge {
   // reply, and gets none from us either. The newest kCancelledKept (a cancel for a request already
   // answered is never looked up again).
   std::deque<std::string> cancelled_;
+  // The engine's stream of server messages (watch_changes).
+  bool watching_ = false;     // opened at the agent's initialize
+  bool initialized_ = false;  // the agent's notifications/initialized was read: messages go out
+  bool watch_stopped_ = false;
+  std::deque<std::string> held_;  // until initialized_, at most kHeld, identical ones once
+  std::shared_ptr<http::Abort> watch_abort_;
+  asio::steady_timer watch_pause_;
   int exit_code_ = 0;
 };
 

@@ -227,6 +227,9 @@ bool PageTools::cancel_call(std::string_view id) {
 void PageTools::end() {
   if (ended_) return;
   ended_ = true;
+  // Those who listen for changes hear this one last (the list is now empty): an MCP client's stream of
+  // them ends with the session, not at its next keep-alive.
+  auto listeners = std::move(changed_);
   changed_.clear();
   if (link_) {
     auto link = std::move(link_);
@@ -239,6 +242,7 @@ void PageTools::end() {
   resources_ = {};
   prompts_ = {};
   early_cancels_ = {};
+  for (auto& f : listeners) f();
 }
 
 namespace {

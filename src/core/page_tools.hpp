@@ -107,8 +107,8 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
   const std::vector<PromptSpec>& prompts() const { return prompts_; }
   bool has_tool(const std::string& name) const;
 
-  // Runs when the tool list changes (MCP clients that keep a stream open get told); a listener
-  // that returns false is dropped.
+  // Runs when the tool list changes (MCP clients that keep a stream open get told), and once more
+  // when the session ends (then never again); a listener that returns false is dropped.
   void on_tools_changed(std::function<bool()> f) { changed_.push_back(std::move(f)); }
 
   // A call to the page. `done` runs exactly once, with the page's answer or the call's failure:

@@ -510,9 +510,15 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
   it('an ended session\'s channel token is refused (401)', async () => {
     const { eng, token, api, sid } = await setup();
     const s = await mcpSession(eng, token);
+    const changes = openStream(eng, '/webmcp/mcp', { headers: { Authorization: `Bearer ${token}`, ...s.headers } });
+    assert.equal((await changes.response).status, 200);
     assert.equal((await api.close(sid)).status, 200);
     const r = await s.call('tools/list');
     assert.equal(r.status, 401, r.body);
+    // its stream of changes ends with it, at once (not at its next keep-alive, 20 s on), and with no change
+    assert.equal(await Promise.race([changes.ended.then(() => 'ended'), sleep(3000).then(() => 'open')]), 'ended');
+    assert.deepEqual(changes.events.filter((e) => e.data?.method), []);
+    assert.deepEqual(changes.formatErrors, []);
   });
 
   it('leuria mcp-stdio <url> with LEURIA_MCP_TOKEN: an MCP stdio server (the SDK\'s StdioClientTransport) forwarding to the endpoint', async () => {
@@ -542,6 +548,35 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     await rejectsWith(client.request({ method: 'no/such', params: {} }, EmptyResultSchema), -32601);
     assert.deepEqual(await client.ping(), {});
     assert.equal(page.calls.length, 2);
+    await client.close();
+  });
+
+  it('leuria mcp-stdio passes on the engine\'s notifications/tools/list_changed; once the session ends, it says why it stopped listening', async () => {
+    const { eng, token, page, api, sid } = await setup();
+    const transport = new StdioClientTransport({
+      command: BIN, args: ['mcp-stdio', mcpUrl(eng)], env: cleanEnv({ LEURIA_MCP_TOKEN: token }), stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (d) => (stderr += d));
+    const client = new Client({ name: 'stdio-e2e', version: '1.0.0' });
+    const changes = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => changes.push(n));
+    await client.connect(transport);
+    clients.push(client);
+    assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: true });
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['lookup']);
+    // The bridge opened the engine's stream at initialize: a tool the page declares now reaches the agent.
+    await page.registerTool({ name: 'late_tool', description: 'Declared late.' });
+    assert.ok(await poll(() => changes.length >= 1, { timeoutMs: 5000 }), `notifications/tools/list_changed came; stderr: ${stderr}`);
+    assert.equal(changes[0].method, 'notifications/tools/list_changed');
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name).sort(), ['late_tool', 'lookup']);
+    page.send({ type: 'deregisterTool', name: 'late_tool' });
+    assert.ok(await poll(() => changes.length >= 2, { timeoutMs: 5000 }), 'a tool taken away is a change too');
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['lookup']);
+    // The session ends: its stream ends, the next opening is refused (401), and the bridge says so once.
+    assert.equal((await api.close(sid)).status, 200);
+    assert.ok(await poll(() => /refused its stream of server messages \(HTTP 401: the session has ended/.test(stderr), { timeoutMs: 8000 }), stderr);
+    assert.equal(stderr.match(/refused its stream/g).length, 1);
     await client.close();
   });
 

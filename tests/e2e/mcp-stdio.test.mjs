@@ -8,17 +8,24 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { BIN, cleanEnv } from './lib/engine.mjs';
+import { BIN, cleanEnv, sleep } from './lib/engine.mjs';
+import { poll } from './lib/checks.mjs';
 
 const SANITIZER_REPORT = /AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:/;
 
 /**
  * A stand-in for the engine's /webmcp/mcp: `answer(message, res)` answers each POSTed JSON-RPC message as it
- * likes (res.socket.destroy() cuts it). Records every message it was sent.
+ * likes (res.socket.destroy() cuts it). Records every message it was sent. A GET (the stream of server
+ * messages the bridge opens at initialize) goes to `get(req, res)`, else gets 405 as an engine without it would.
  */
-async function scriptedEndpoint(answer) {
+async function scriptedEndpoint(answer, { get } = {}) {
   const seen = [];
   const server = http.createServer((req, res) => {
+    if (req.method === 'GET') {
+      if (get) get(req, res);
+      else res.writeHead(405, { Allow: 'POST' }).end();
+      return;
+    }
     let body = '';
     req.on('data', (d) => (body += d));
     req.on('end', () => {
@@ -76,6 +83,8 @@ function bridge(url) {
       else waiters.push(take);
     }),
     stderr: () => stderr,
+    /** Lines written and not yet taken with next(). */
+    waiting: () => lines.length,
     /** Closes stdin and waits for the exit: what is left unread on stdout must be nothing. */
     async end() {
       proc.stdin.end();
@@ -386,5 +395,105 @@ describe('leuria mcp-stdio: the agent\'s messages wait on the engine side by sid
     const rest = [await b.next(), await b.next()].map((r) => r.id).sort();
     assert.deepEqual(rest, [2, 3]);
     await b.end();
+  });
+});
+
+const listChanged = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+const answerAll = (m, res) => {
+  if (m.id === undefined) return res.writeHead(202).end();
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(reply(m.id, {})));
+};
+
+describe('leuria mcp-stdio: the engine\'s stream of server messages (notifications/tools/list_changed)', () => {
+  it('opened at initialize with the bearer; what comes before notifications/initialized waits for it (once); then each whole message as a line', async () => {
+    const gets = [];
+    const ep = await scriptedEndpoint(answerAll, {
+      get: (req, res) => {
+        gets.push({ req, res });
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.write(`:\n\n${sse(listChanged, listChanged)}`);  // before the agent said it is initialized
+      },
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send(initialize);
+    assert.deepEqual(await b.next(), reply(1, {}));
+    assert.ok(await poll(() => gets.length === 1), 'the bridge opened the stream');
+    const { req, res } = gets[0];
+    assert.equal(req.headers.authorization, 'Bearer chan-token');
+    assert.equal(req.headers.accept, 'text/event-stream');
+    assert.equal(req.url, '/webmcp/mcp');
+    await sleep(300);
+    assert.equal(b.waiting(), 0, 'nothing before notifications/initialized');
+    b.send(initialized);
+    assert.deepEqual(await b.next(), listChanged, 'the two identical notifications held are one');
+    // After it, each whole message as it comes: one cut short, one that is not JSON-RPC and a comment
+    // are not passed on; one written over two data lines goes on one line.
+    res.write('data: {"jsonrpc":"2.0","method":"cut\n\ndata: {"error":"not JSON-RPC"}\n\n: keep-alive\n\n');
+    res.write('event: message\r\ndata: {"jsonrpc":"2.0",\r\ndata: "method":"notifications/message","params":{"level":"info","data":"x"}}\r\n\r\n');
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } });
+    res.write(sse(listChanged));
+    assert.deepEqual(await b.next(), listChanged);
+    b.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    assert.deepEqual(await b.next(), reply(2, {}));
+    await b.end();  // stdin's end closes the stream: the bridge exits 0 with it open on the engine's side
+    assert.equal(gets.length, 1, 'one stream, opened once');
+  });
+
+  it('a stream that breaks is opened again, and the agent hears the tools may have changed; the engine\'s 401 ends the watch with a sentence', async () => {
+    const gets = [];
+    const ep = await scriptedEndpoint(answerAll, {
+      get: (req, res) => {
+        gets.push(Date.now());
+        if (gets.length === 3) return res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"error":"Unauthorized"}');
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.write(':\n\n');
+        if (gets.length === 1) setTimeout(() => res.socket.destroy(), 100);  // the engine went away
+        else setTimeout(() => res.end(), 300);  // the session ended: its stream ends
+      },
+    });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send(initialize);
+    b.send(initialized);
+    assert.deepEqual(await b.next(), reply(1, {}));
+    assert.deepEqual(await b.next(), listChanged, 'the second stream is open: a change may have come between them');
+    assert.ok(gets[1] - gets[0] >= 900, `opened again after a pause (${gets[1] - gets[0]} ms)`);
+    assert.ok(await poll(() => /refused its stream of server messages \(HTTP 401: the session has ended/.test(b.stderr()), { timeoutMs: 6000 }), b.stderr());
+    await sleep(2500);
+    assert.equal(gets.length, 3, 'not opened again after the 401');
+    assert.equal(b.waiting(), 0, 'no notification for the refused stream');
+    b.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+    assert.deepEqual(await b.next(), reply(2, {}), 'requests go on');
+    await b.end();
+  });
+
+  it('an engine that is down: the stream is tried again, further apart, and said once; requests get their errors; stdin\'s end still ends the bridge', async () => {
+    const port = await closedPort();
+    const b = bridge(`http://127.0.0.1:${port}/webmcp/mcp`);
+    b.send(initialize);
+    const err = await b.next();
+    assert.equal(err.id, 1);
+    assert.match(err.error.message, /^Could not reach the engine/);
+    b.send(initialized);
+    await sleep(3500);  // tries at about 0, 1 and 3 s
+    assert.equal(b.stderr().match(/could not open the engine's stream of server messages/g)?.length, 1, b.stderr());
+    assert.equal(b.waiting(), 0);
+    await b.end();
+  });
+
+  it('an agent that never sends initialize gets no stream', async () => {
+    let gets = 0;
+    const ep = await scriptedEndpoint(answerAll, { get: (req, res) => (gets++, res.writeHead(405).end()) });
+    servers.push(ep.server);
+    const b = bridge(ep.url);
+    b.send({ jsonrpc: '2.0', id: 3, method: 'tools/list' });
+    assert.deepEqual(await b.next(), reply(3, {}));
+    await sleep(200);
+    await b.end();
+    assert.equal(gets, 0);
   });
 });

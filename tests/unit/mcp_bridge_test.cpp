@@ -49,6 +49,70 @@ TEST(SseEventData, WholeEventsOnlyWithTheirDataLinesJoined) {
   EXPECT_EQ(app::sse_event_data("retry: 10\nid: 1\n\ndata\n\n"), std::vector<std::string>{""});
 }
 
+// The GET stream is read piece by piece: the same events whatever the pieces' boundaries, a CRLF split
+// between two pieces included.
+TEST(SseEvents, PiecesSplitAnywhereGiveTheSameEvents) {
+  const std::string stream = ":\n\nevent: message\r\ndata: {\"a\":1}\r\n\r\ndata: one\rdata: two\r\rid: 3\ndata: last\n\n";
+  const std::vector<std::string> whole{"{\"a\":1}", "one\ntwo", "last"};
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    for (std::size_t cut2 = cut; cut2 <= stream.size(); cut2 += 7) {
+      app::SseEvents reader;
+      std::vector<std::string> got;
+      for (auto piece : {stream.substr(0, cut), stream.substr(cut, cut2 - cut), stream.substr(cut2)})
+        for (auto& e : reader.feed(piece)) got.push_back(e);
+      EXPECT_EQ(got, whole) << "cut at " << cut << " and " << cut2;
+      EXPECT_FALSE(reader.finish());
+    }
+  }
+  app::SseEvents byte_by_byte;
+  std::vector<std::string> got;
+  for (char c : stream)
+    for (auto& e : byte_by_byte.feed(std::string(1, c))) got.push_back(e);
+  EXPECT_EQ(got, whole);
+}
+
+TEST(SseEvents, AnEventWithoutItsBlankLineCountsOnlyAtTheEnd) {
+  app::SseEvents reader;
+  EXPECT_TRUE(reader.feed("data: a\n").empty());
+  EXPECT_EQ(reader.finish(), std::optional<std::string>("a"));
+  app::SseEvents cut;
+  EXPECT_TRUE(cut.feed("data: {\"cut").empty());
+  EXPECT_FALSE(cut.finish());  // a line the stream ended inside is not whole
+}
+
+// Bounded: a line, or an event's data, past the bound is not kept, and nothing after it is read.
+TEST(SseEvents, PastItsBoundItKeepsNothingAndSaysSo) {
+  app::SseEvents line(16);
+  EXPECT_TRUE(line.feed("data: 0123456789").empty());
+  EXPECT_FALSE(line.overflowed());
+  EXPECT_TRUE(line.feed("abcdef").empty());
+  EXPECT_TRUE(line.overflowed());
+  EXPECT_TRUE(line.feed("\n\ndata: x\n\n").empty());
+  EXPECT_FALSE(line.finish());
+  app::SseEvents data(16);
+  EXPECT_TRUE(data.feed("data: 0123456789\ndata: 0123456789\n\n").empty());
+  EXPECT_TRUE(data.overflowed());
+}
+
+TEST(MessageLine, WholeJsonRpcMessagesOnlyEachOnOneLine) {
+  EXPECT_EQ(app::message_line(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})"),
+            std::optional<std::string>(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})"));
+  EXPECT_EQ(app::message_line("{\"jsonrpc\":\"2.0\",\n\"method\":\"x\"}"),
+            std::optional<std::string>(R"({"jsonrpc":"2.0","method":"x"})"));
+  EXPECT_FALSE(app::message_line(R"({"jsonrpc":"2.0","method":"x")"));  // cut short
+  EXPECT_FALSE(app::message_line(R"({"error":"bad token"})"));         // not JSON-RPC
+  EXPECT_FALSE(app::message_line("keep-alive"));
+}
+
+TEST(MessageMethod, ARequestsOrANotificationsMethodElseNothing) {
+  EXPECT_EQ(app::message_method(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})"), "initialize");
+  EXPECT_EQ(app::message_method(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"), "notifications/initialized");
+  EXPECT_EQ(app::message_method(R"({"jsonrpc":"2.0","id":1,"result":{}})"), "");
+  EXPECT_EQ(app::message_method(R"({"jsonrpc":"2.0","id":1,"method":7})"), "");
+  EXPECT_EQ(app::message_method("[]"), "");
+  EXPECT_EQ(app::message_method("not json"), "");
+}
+
 TEST(BridgeReply, AWholeAnswerGoesOnAsItCameWithNothingAdded) {
   auto r = app::bridge_reply(kPing, answered(200, kSse), event(kProgress) + event(kPong));
   EXPECT_EQ(r.lines, (std::vector<std::string>{kProgress, kPong}));

@@ -228,6 +228,26 @@ TEST(PageTools, TheSessionsEndForgetsWhatThePageDeclared) {
   EXPECT_TRUE(f.tools->declared_tools().empty());
 }
 
+// An MCP client's stream of changes ends with the session: its listener hears the end once, then nothing.
+TEST(PageTools, ListenersHearEachChangeAndTheSessionsEndOnce) {
+  Fixture f;
+  int heard = 0;
+  f.tools->on_tools_changed([&heard] {
+    ++heard;
+    return true;
+  });
+  ASSERT_TRUE(f.tools->add_tool({"lookup", "", "{}"}, ""));
+  f.tools->remove_tool("lookup");
+  f.tools->remove_tool("lookup");  // no change
+  EXPECT_EQ(heard, 2);
+  f.tools->end();
+  EXPECT_EQ(heard, 3);
+  EXPECT_TRUE(f.tools->declared_tools().empty());  // what it finds when it hears the end
+  f.tools->end();
+  EXPECT_FALSE(f.tools->add_tool({"later", "", "{}"}, ""));
+  EXPECT_EQ(heard, 3);
+}
+
 // A caller that gives up on a call (an MCP client's cancel, or its connection gone) ends it at once and
 // frees its place among the 64; the page's late answer is dropped, as a timed-out call's is.
 TEST(PageTools, ACancelledCallEndsAtOnceAndFreesItsPlace) {

@@ -123,7 +123,8 @@ asio::awaitable<void> stream_answer(http::BodyWriter& w, std::shared_ptr<core::P
   co_await w.write_last(std::move(state->body));
 }
 
-// Tells the client when the page's tools change, until the session ends or the client leaves.
+// Tells the client when the page's tools change, until the session ends (its end wakes the stream) or
+// the client leaves.
 asio::awaitable<void> stream_changes(http::BodyWriter& w, std::shared_ptr<core::Session> session,
                                      std::chrono::milliseconds every) {
   auto changes = std::make_shared<int>(0);
@@ -141,6 +142,7 @@ asio::awaitable<void> stream_changes(http::BodyWriter& w, std::shared_ptr<core::
   while (!is_final(session->status())) {
     signal->expires_after(every);
     co_await signal->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (is_final(session->status())) break;  // the session's end woke us: the stream ends with it
     std::string out = ":\n\n";
     if (*changes > 0) {
       *changes = 0;
