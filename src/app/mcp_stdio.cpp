@@ -47,8 +47,8 @@ constexpr std::size_t kOutQueue = 16;
 // Lines taken into one write while more wait, up to about this many bytes.
 constexpr std::size_t kBatch = 256 * 1024;
 constexpr std::size_t kCancelledKept = kInFlight;
-// The engine's stream of server messages: a keep-alive comes every 20 s, so one silent for this long is
-// gone. A stream that ends or breaks is opened again after kFirstPause, then twice as long each time up to
+// The engine's stream of server messages: a keep-alive comes every 20 s (LEURIA_TEST_TIMINGS' mcpKeepAliveMs
+// changes that for tests only), so one silent for this long is gone. A stream that ends or breaks is opened again after kFirstPause, then twice as long each time up to
 // kLongestPause. Messages that come before the agent's notifications/initialized wait for it, up to
 // kHeld (identical ones are one: the engine sends only notifications/tools/list_changed; past kHeld the
 // oldest goes).
@@ -121,16 +121,23 @@ class StdioBridge {
         slot_free_.expires_at(asio::steady_timer::time_point::max());
         co_await slot_free_.async_wait(asio::as_tuple(asio::use_awaitable));
       }
-      const std::string method = message_method(line);
+      // Read for its method only until the agent is initialized, and only a line that may name one of the
+      // two (a tool call's arguments may be megabytes).
+      std::string method;
+      if (!initialized_ && line.find("initialize") != std::string::npos) method = message_method(line);
       if (method == "initialize" && !watching_) {
         // Before initialize goes: the engine listens for changes before the agent first lists the tools.
         watching_ = true;
         asio::co_spawn(ex_, watch_changes(), on_exit());
-      } else if (method == "notifications/initialized" && !initialized_) {
-        initialized_ = true;
+      } else if (method == "notifications/initialized") {
+        // What was held goes first, in order: a message that comes meanwhile is held behind it.
         const boost::system::error_code more;  // named: no temporaries in a co_await's arguments (GCC 12)
-        std::deque<std::string> held = std::move(held_);
-        for (auto& message : held) co_await lines_.async_send(more, std::move(message), asio::as_tuple(asio::use_awaitable));
+        while (!held_.empty()) {
+          std::string message = std::move(held_.front());
+          held_.pop_front();
+          co_await lines_.async_send(more, std::move(message), asio::as_tuple(asio::use_awaitable));
+        }
+        initialized_ = true;
       }
       ++in_flight_;
       bytes_in_flight_ += line.size();

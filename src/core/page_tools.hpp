@@ -109,7 +109,9 @@ class PageTools final : public ToolRegistry, public std::enable_shared_from_this
 
   // Runs when the tool list changes (MCP clients that keep a stream open get told), and once more
   // when the session ends (then never again); a listener that returns false is dropped.
-  void on_tools_changed(std::function<bool()> f) { changed_.push_back(std::move(f)); }
+  void on_tools_changed(std::function<bool()> f) {
+    if (!ended_) changed_.push_back(std::move(f));  // after the end there is nothing more to hear
+  }
 
   // A call to the page. `done` runs exactly once, with the page's answer or the call's failure:
   // from answer(), as the page's message is read (so the caller can write it out with no trip

@@ -554,6 +554,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
       if (!stream) {
         tcp::resolver::results_type endpoints;
         auto lookup_error = co_await find_server(ex, *url, host, port, abort, spec.connect_timeout, endpoints);
+        if (!lookup_error && abort && abort->aborted()) lookup_error = "Stopped";  // before a socket could be closed
         if (lookup_error) {
           out.failure = Failure::unreachable;
           out.error = *lookup_error;
@@ -605,6 +606,7 @@ asio::awaitable<ClientResult> fetch(asio::any_io_executor ex, ClientRequest spec
   stream.set_verify_callback(asio::ssl::host_name_verification(host));
   tcp::resolver::results_type endpoints;
   auto lookup_error = co_await find_server(ex, *url, host, port, abort, spec.connect_timeout, endpoints);
+  if (!lookup_error && abort && abort->aborted()) lookup_error = "Stopped";  // before a socket could be closed
   if (lookup_error) {
     out.failure = Failure::unreachable;
     out.error = *lookup_error;

@@ -566,6 +566,7 @@ describe('page tools: the MCP endpoint (AI side)', { timeout: 120000 }, () => {
     assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: true });
     assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['lookup']);
     // The bridge opened the engine's stream at initialize: a tool the page declares now reaches the agent.
+    await sleep(300);  // the engine has taken the bridge's GET (it left before initialize's POST)
     await page.registerTool({ name: 'late_tool', description: 'Declared late.' });
     assert.ok(await poll(() => changes.length >= 1, { timeoutMs: 5000 }), `notifications/tools/list_changed came; stderr: ${stderr}`);
     assert.equal(changes[0].method, 'notifications/tools/list_changed');

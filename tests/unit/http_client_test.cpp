@@ -306,6 +306,30 @@ TEST(HttpClientBody, AnExceptionFromTheCallerLeavesNoCloserOnTheAbort) {
   EXPECT_NO_THROW(x.abort->abort());
 }
 
+TEST(HttpClientBody, ARequestAbortedBeforeItStartsSendsNothing) {
+  // A literal address needs no lookup, so nothing suspends before the connect: an abort that came first
+  // found no socket to close, and the request went out anyway.
+  asio::io_context ioc;
+  tcp::acceptor acceptor{ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0)};
+  bool connected = false;
+  acceptor.async_accept([&](boost::system::error_code ec, tcp::socket) { connected = !ec; });
+  auto abort = std::make_shared<http::Abort>();
+  abort->abort();
+  http::ClientRequest req;
+  req.url = "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/stream";
+  std::optional<http::ClientResult> result;
+  asio::co_spawn(ioc, http::fetch(ioc.get_executor(), req, {}, abort), [&](std::exception_ptr, http::ClientResult r) {
+    result = std::move(r);
+    asio::post(ioc, [&] { acceptor.close(); });  // a connection would have been accepted by now
+  });
+  ioc.run_for(std::chrono::seconds(5));
+  ASSERT_TRUE(result);
+  EXPECT_FALSE(connected);
+  EXPECT_EQ(result->failure, http::Failure::unreachable);
+  EXPECT_EQ(result->error, "Stopped");
+  EXPECT_FALSE(abort->armed());
+}
+
 TEST(HttpClientBody, AWholeBodyPastWhatIsKeptIsTruncatedNotComplete) {
   // A 2xx answer read without on_data (a /models list): its first 64 KB only, and said so. It was
   // once marked complete, and a long list of models read as a broken one.
