@@ -47,11 +47,11 @@ constexpr std::size_t kOutQueue = 16;
 // Lines taken into one write while more wait, up to about this many bytes.
 constexpr std::size_t kBatch = 256 * 1024;
 constexpr std::size_t kCancelledKept = kInFlight;
-// The engine's stream of server messages: a keep-alive comes every 20 s (LEURIA_TEST_TIMINGS' mcpKeepAliveMs
-// changes that for tests only), so one silent for this long is gone. A stream that ends or breaks is opened again after kFirstPause, then twice as long each time up to
-// kLongestPause. Messages that come before the agent's notifications/initialized wait for it, up to
-// kHeld (identical ones are one: the engine sends only notifications/tools/list_changed; past kHeld the
-// oldest goes).
+// The engine's stream of server messages: a keep-alive comes every 20 s (LEURIA_TEST_TIMINGS'
+// mcpKeepAliveMs changes that for tests only), so one silent for this long is gone. A stream that ends or
+// breaks is opened again after kFirstPause, then twice as long each time up to kLongestPause. Messages
+// that come before the agent's notifications/initialized wait for it, up to kHeld (identical ones are
+// one: the engine sends only notifications/tools/list_changed; past kHeld the oldest goes).
 constexpr std::chrono::seconds kStreamSilence{70};
 constexpr std::chrono::seconds kFirstPause{1};
 constexpr std::chrono::seconds kLongestPause{30};
@@ -342,7 +342,7 @@ class StdioBridge {
   std::deque<std::string> cancelled_;
   // The engine's stream of server messages (watch_changes).
   bool watching_ = false;     // opened at the agent's initialize
-  bool initialized_ = false;  // the agent's notifications/initialized was read: messages go out
+  bool initialized_ = false;  // the agent's notifications/initialized was read, and held_ is out: messages go out
   bool watch_stopped_ = false;
   std::deque<std::string> held_;  // until initialized_, at most kHeld, identical ones once
   std::shared_ptr<http::Abort> watch_abort_;
