@@ -226,11 +226,7 @@ bool PageTools::cancel_call(std::string_view id) {
 
 void PageTools::end() {
   if (ended_) return;
-  ended_ = true;
-  // Those who listen for changes hear this one last (the list is now empty): an MCP client's stream of
-  // them ends with the session, not at its next keep-alive.
-  auto listeners = std::move(changed_);
-  changed_.clear();
+  ended_ = true;  // from here on_tools_changed keeps no new listener
   if (link_) {
     auto link = std::move(link_);
     link->close();
@@ -242,7 +238,10 @@ void PageTools::end() {
   resources_ = {};
   prompts_ = {};
   early_cancels_ = {};
-  for (auto& f : listeners) f();
+  // Those who listen for changes hear this one last (the list is now empty), then are dropped: an MCP
+  // client's stream of them ends with the session, not at its next keep-alive.
+  notify_changed();
+  changed_.clear();
 }
 
 namespace {
