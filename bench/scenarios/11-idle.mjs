@@ -10,10 +10,17 @@
 //              app-level ping the engine sends (tool channel, every 15 s) and the pong it then reads,
 //              and each keep-alive comment on an event stream (every 15 s). Wakeups above that are
 //              timers beyond the spec's pings (WebSocket protocol pings are counted and shown apart).
+// Beside it, the idle floor (bench/floors/idle.c): a C program that keeps the same 100 channels and 100
+// streams alive and does nothing else: the same ping, pong and keep-alive on each, on the engine's 1 s
+// grid, no framing or parsing. What it spends is what keeping those connections costs on this machine.
 
+import net from 'node:net';
+import path from 'node:path';
 import { sleep } from '../../tests/e2e/lib/engine.mjs';
 import { holdSessions, SESSIONS_PER_ORIGIN } from '../../tests/e2e/lib/load.mjs';
 import { startLoadEngine } from '../lib/contenders.mjs';
+import { FLOORS } from '../lib/env.mjs';
+import { spawnPinned } from '../lib/proc.mjs';
 import { threads, usageWindow } from '../lib/procfs.mjs';
 
 const SESSIONS = 100;
@@ -29,10 +36,55 @@ function received(held, wsPings) {
   return { appPings, wsPings: wsPings.n, keepAlives };
 }
 
+/**
+ * The idle floor's peers, held as the engine's pages are: SESSIONS channels, each answering a ping with
+ * a pong, and SESSIONS streams, each counting keep-alives. The same shape as holdSessions' answer.
+ */
+async function holdFloorPeers(port) {
+  const socks = [];
+  const counts = { appPings: 0, keepAlives: 0 };
+  const open = (kind) => new Promise((resolve, reject) => {
+    const s = net.connect({ host: '127.0.0.1', port });
+    s.setNoDelay(true);
+    s.once('error', reject);
+    s.once('connect', () => {
+      s.write(kind);
+      resolve(s);
+    });
+    s.on('data', (d) => {
+      if (kind === 'c') {
+        counts.appPings += String(d).split('{"type":"ping"}').length - 1;
+        s.write('{"type":"pong"}');
+      } else {
+        counts.keepAlives += String(d).split(':\n\n').length - 1;
+      }
+    });
+  });
+  for (let i = 0; i < SESSIONS; i++) {
+    socks.push(await open('c'));
+    socks.push(await open('s'));
+  }
+  return {
+    received: () => ({ appPings: counts.appPings, wsPings: 0, keepAlives: counts.keepAlives }),
+    open: () => socks.filter((s) => !s.destroyed).length,
+    close: () => socks.forEach((s) => s.destroy()),
+  };
+}
+
+/** What the engine's pages have received so far, holdFloorPeers' way. */
+function enginePeers(held) {
+  const wsPings = { n: 0 };
+  for (const s of held.sessions) s.page.sock.ws.on('ping', () => wsPings.n++);
+  return {
+    received: () => received(held, wsPings),
+    open: () => held.openStreams() + held.openChannels(),
+  };
+}
+
 export default {
   id: '11',
   title: 'Idle: 100 sessions for 60 s',
-  contenders: ['engine'],
+  contenders: ['engine', 'floor'],
   figures: {
     cpu_pct: { label: 'CPU (schedstat)', unit: '%', better: 'lower' },
     cpu_pct_ticks: { label: 'CPU (utime+stime)', unit: '%', better: 'lower' },
@@ -48,27 +100,35 @@ export default {
     { figure: 'cpu_pct', contender: 'engine', max: 0.05, text: 'CPU ≤ 0.05% while idle' },
     { figure: 'wakeups_vs_allowed', contender: 'engine', max: 1, text: 'no timers beyond the spec’s pings (wakeups ≤ pings sent + pongs read + keep-alives)' },
   ],
-  notes: 'The pages live in the bench process (CPU 1); their sessions are prepared, not approved: no AI runs.',
+  notes: 'The pages live in the bench process (CPU 1); their sessions are prepared, not approved: no AI runs. ' +
+    'The floor (bench/floors/idle.c) keeps the same connections alive with the same bytes on the same grid.',
 
   async setup(ctx) {
     return { windowMs: ctx.quick ? 20000 : 60000 };
   },
 
   async round(contender, ctx) {
-    const eng = await startLoadEngine({ sites: Math.ceil(SESSIONS / SESSIONS_PER_ORIGIN) });
+    const server = contender === 'engine'
+      ? await startLoadEngine({ sites: Math.ceil(SESSIONS / SESSIONS_PER_ORIGIN) })
+      : await spawnPinned(path.join(FLOORS, 'idle'), ['0']);
     let held;
+    let peers;
     try {
-      held = await holdSessions(eng, { streams: SESSIONS, channels: SESSIONS });
-      const wsPings = { n: 0 };
-      for (const s of held.sessions) s.page.sock.ws.on('ping', () => wsPings.n++);
+      if (contender === 'engine') {
+        held = await holdSessions(server, { streams: SESSIONS, channels: SESSIONS });
+        peers = enginePeers(held);
+      } else {
+        held = await holdFloorPeers(server.port);
+        peers = held;
+      }
       await sleep(2000);  // the setup's last answers and acks are not idleness
-      const r0 = received(held, wsPings);
-      const w = usageWindow(eng.pids());
+      const r0 = peers.received();
+      const w = usageWindow(contender === 'engine' ? server.pids() : [server.pid]);
       await sleep(ctx.state.windowMs);
       const u = w.stop();
-      const r1 = received(held, wsPings);
-      if (held.openStreams() !== SESSIONS || held.openChannels() !== SESSIONS) {
-        throw new Error(`sessions dropped while idle: ${held.openStreams()} streams, ${held.openChannels()} channels open`);
+      const r1 = peers.received();
+      if (peers.open() !== 2 * SESSIONS) {
+        throw new Error(`connections dropped while idle: ${peers.open()} of ${2 * SESSIONS} open`);
       }
       const d = { appPings: r1.appPings - r0.appPings, wsPings: r1.wsPings - r0.wsPings, keepAlives: r1.keepAlives - r0.keepAlives };
       const allowed = 2 * d.appPings + d.keepAlives;  // a ping written, its pong read; a keep-alive written
@@ -83,13 +143,13 @@ export default {
           wakeups_vs_allowed: allowed ? u.voluntary / allowed : null,
           ws_pings_per_session_min: perSessionMin(d.wsPings),
           involuntary: u.involuntary,
-          threads: threads(eng.pid),
+          threads: threads(server.pid),
         },
         extra: { usage: u, received: d, sessions: SESSIONS },
       };
     } finally {
-      if (held) await held.close().catch((e) => ctx.log(`closing sessions: ${e.message}`));
-      await eng.stop();
+      if (held) await Promise.resolve(held.close()).catch((e) => ctx.log(`closing sessions: ${e.message}`));
+      await server.stop();
     }
   },
 };

@@ -425,12 +425,15 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
   // reads whole into this buffer; unbounded, a client could grow it for the whole body deadline. A
   // head needs 16 KB and one read's room; a body passes through a read at a time. Full is 400.
   beast::flat_buffer buffer(limits.header_bytes + kReadRoom);
+  // One Request for the connection's requests, recycled between them with its buffers (recycle_request).
+  Request request;
+  std::vector<Header> spare;
   for (bool fresh = true;; fresh = false) {
     const Head head = co_await read_head(stream, buffer, limits, fresh, slot, deadline);
     if (head.kind == Head::Kind::gone) co_return;
 
-    Request request;
-    RequestParser parser(request);  // Beast parses; the parts land in `request`
+    if (!fresh) recycle_request(request, spare);
+    RequestParser parser(request, &spare);  // Beast parses; the parts land in `request`
     parser.header_limit(static_cast<std::uint32_t>(limits.header_bytes));
     parser.body_limit(limits.body_bytes);
     HeadRefusal refused;
@@ -445,6 +448,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
       const auto bytes = buffer.data();
       const asio::const_buffer head_bytes(bytes.data(), head.end);
       const std::size_t used = parser.put(head_bytes, ec);
+      parser.take_fields();  // also when Beast stopped before the head's end (a length over the limit)
       if (ec == bhttp::error::body_limit) {
         body_too_large = true;
       } else if (ec || !parser.is_header_done()) {

@@ -246,14 +246,18 @@ http::Response McpEndpoint::call(http::Request& req, core::Session& session, cor
   // The page answers when it answers: stream the response and keep it alive meanwhile.
   const bool sse = accepts_sse(req);
   http::Response r;
+  r.headers.reserve(2);
   r.set("Content-Type", sse ? "text/event-stream" : "application/json");
   r.set("Cache-Control", "no-store");
   auto page = tools.shared_from_this();
   // Named coroutines with their arguments copied into their frames: GCC 12 mishandles lambda
   // coroutines that capture.
   std::string tag = call_tag(req.header("mcp-session-id").value_or(""), id_json);
+  // The server runs a stream once: its strings move into the coroutine's frame, not copied.
   r.stream = [page, kind, call = std::move(call), id = std::move(id_json), tag = std::move(tag), sse,
-              every = keep_alive_](http::BodyWriter& w) { return stream_answer(w, page, kind, call, id, tag, sse, every); };
+              every = keep_alive_](http::BodyWriter& w) mutable {
+    return stream_answer(w, std::move(page), kind, std::move(call), std::move(id), std::move(tag), sse, every);
+  };
   r.reuse_after_stream = true;
   return r;
 }
