@@ -196,14 +196,19 @@ TEST(RequestParser, ARecycledRequestHoldsOnlyItsOwnRequest) {
   }
 }
 
+namespace {
+// A connection's Request after it served `first`, recycled for the next request.
+void served(Request& r, std::vector<leuria::http::Header>& spare, std::string_view first) {
+  RequestParser p(r, &spare);
+  ASSERT_FALSE(feed(p, first));
+  leuria::http::recycle_request(r, spare);
+}
+}  // namespace
+
 TEST(RequestParser, ARecycledRequestHasNoFieldsUntilItsHeadIsWhole) {
   Request r;
   std::vector<leuria::http::Header> spare;
-  {
-    RequestParser p(r, &spare);
-    ASSERT_FALSE(feed(p, "GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer tok\r\n\r\n"));
-  }
-  leuria::http::recycle_request(r, spare);
+  served(r, spare, "GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer tok\r\n\r\n");
   RequestParser p(r, &spare);
   p.eager(true);
   boost::beast::error_code ec;
@@ -236,11 +241,7 @@ TEST(RequestParser, ARecycledRequestTakesItsFieldsWhenTheLengthIsOverTheLimit) {
   // the fields itself, so that the gate reads the Host and Origin of a request it answers with 413.
   Request r;
   std::vector<leuria::http::Header> spare;
-  {
-    RequestParser p(r, &spare);
-    ASSERT_FALSE(feed(p, "GET / HTTP/1.1\r\nHost: old\r\nX-Old: 1\r\nX-Old2: 2\r\n\r\n"));
-  }
-  leuria::http::recycle_request(r, spare);
+  served(r, spare, "GET / HTTP/1.1\r\nHost: old\r\nX-Old: 1\r\nX-Old2: 2\r\n\r\n");
   RequestParser p(r, &spare);
   p.body_limit(10);
   EXPECT_EQ(feed(p, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n"), bhttp::error::body_limit);
