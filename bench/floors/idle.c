@@ -9,6 +9,7 @@
 //   idle PORT [PERIOD_MS]   (15000; prints "listening on <port>")
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -63,6 +64,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: idle PORT [PERIOD_MS]\n");
     return 2;
   }
+  signal(SIGPIPE, SIG_IGN);  // a peer gone between two pings is dropped, not the floor
   period_ns = (argc > 2 ? atoll(argv[2]) : 15000) * 1000000LL;
   grid_ns = period_ns / 8 < 1000000000LL ? period_ns / 8 : 1000000000LL;
   int lfd = listen_loopback(argv[1]);

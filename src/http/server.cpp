@@ -426,13 +426,15 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, Handler han
   // head needs 16 KB and one read's room; a body passes through a read at a time. Full is 400.
   beast::flat_buffer buffer(limits.header_bytes + kReadRoom);
   // One Request for the connection's requests, recycled between them with its buffers (recycle_request).
+  // Recycled before the wait for the next head: an idle connection holds only what recycling keeps,
+  // not the last request's body and fields.
   Request request;
   std::vector<Header> spare;
   for (bool fresh = true;; fresh = false) {
+    if (!fresh) recycle_request(request, spare);
     const Head head = co_await read_head(stream, buffer, limits, fresh, slot, deadline);
     if (head.kind == Head::Kind::gone) co_return;
 
-    if (!fresh) recycle_request(request, spare);
     RequestParser parser(request, &spare);  // Beast parses; the parts land in `request`
     parser.header_limit(static_cast<std::uint32_t>(limits.header_bytes));
     parser.body_limit(limits.body_bytes);
