@@ -98,6 +98,11 @@ export async function startFloorEcho() {
   return wrap(await spawnPinned(path.join(FLOORS, 'tcp-pingpong'), ['serve', '0']), 'floor');
 }
 
+/** The idle floor: keeps the connections its peers open alive with pings and keep-alives (scenario 11). */
+export async function startFloorIdle() {
+  return wrap(await spawnPinned(path.join(FLOORS, 'idle'), ['0']), 'floor');
+}
+
 /** The ACP relay floor: the Node relay's /acp routes in C, spawning the agent `agentArgv` (scenario 3). */
 export async function startFloorAcpRelay(agentArgv, env) {
   return wrap(await spawnPinned(path.join(FLOORS, 'acp-relay'), ['0', ...agentArgv], { env: { ...process.env, ...env } }), 'floor');

@@ -15,12 +15,9 @@
 // grid, no framing or parsing. What it spends is what keeping those connections costs on this machine.
 
 import net from 'node:net';
-import path from 'node:path';
 import { sleep } from '../../tests/e2e/lib/engine.mjs';
 import { holdSessions, SESSIONS_PER_ORIGIN } from '../../tests/e2e/lib/load.mjs';
-import { startLoadEngine } from '../lib/contenders.mjs';
-import { FLOORS } from '../lib/env.mjs';
-import { spawnPinned } from '../lib/proc.mjs';
+import { startFloorIdle, startLoadEngine } from '../lib/contenders.mjs';
 import { threads, usageWindow } from '../lib/procfs.mjs';
 
 const SESSIONS = 100;
@@ -110,7 +107,7 @@ export default {
   async round(contender, ctx) {
     const server = contender === 'engine'
       ? await startLoadEngine({ sites: Math.ceil(SESSIONS / SESSIONS_PER_ORIGIN) })
-      : await spawnPinned(path.join(FLOORS, 'idle'), ['0']);
+      : await startFloorIdle();
     let held;
     let peers;
     try {
@@ -123,7 +120,7 @@ export default {
       }
       await sleep(2000);  // the setup's last answers and acks are not idleness
       const r0 = peers.received();
-      const w = usageWindow(contender === 'engine' ? server.pids() : [server.pid]);
+      const w = usageWindow(server.pids());
       await sleep(ctx.state.windowMs);
       const u = w.stop();
       const r1 = peers.received();

@@ -66,8 +66,7 @@ void recycle_request(Request& req, std::vector<Header>& spare) {
   constexpr std::size_t kKeptFields = 32, kKeptField = 256, kKeptBody = 16 * 1024;
   spare.swap(req.headers);
   if (spare.size() > kKeptFields) spare.resize(kKeptFields);
-  if (spare.capacity() > 2 * kKeptFields) std::vector<Header>(std::make_move_iterator(spare.begin()),
-                                                               std::make_move_iterator(spare.end())).swap(spare);
+  if (spare.capacity() > 2 * kKeptFields) spare.shrink_to_fit();
   for (auto& h : spare) {
     if (h.name.capacity() > kKeptField) std::string().swap(h.name);
     if (h.value.capacity() > kKeptField) std::string().swap(h.value);
