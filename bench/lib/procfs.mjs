@@ -75,6 +75,37 @@ export function rssKb(pids) {
   return kb;
 }
 
+/**
+ * The memory a process touches from now on, from the pages' accessed bits: clearTouched(pids) clears them
+ * (/proc/<pid>/clear_refs, 1: all pages), touchedKb(pids) sums the Referenced kB of its private writable
+ * mappings (heap, stacks, data: /proc/<pid>/smaps, `rw-p`), summed over `pids`. Only those: a shared
+ * library's or the binary's code pages are marked referenced by any process that uses them too. A
+ * count of pages, not of time: what a wakeup after a long sleep finds cold, the same at any hour.
+ */
+export function clearTouched(pids) {
+  for (const pid of [].concat(pids)) {
+    try {
+      fs.writeFileSync(`/proc/${pid}/clear_refs`, '1');
+    } catch {
+      // gone, or not ours
+    }
+  }
+}
+
+export function touchedKb(pids) {
+  let kb = 0;
+  for (const pid of [].concat(pids)) {
+    let privateWritable = false;
+    for (const line of (read(`/proc/${pid}/smaps`) || '').split('\n')) {
+      const vma = /^[0-9a-f]+-[0-9a-f]+ (\S+) /.exec(line);
+      if (vma) privateWritable = vma[1] === 'rw-p';
+      const m = privateWritable && /^Referenced:\s+(\d+) kB/.exec(line);
+      if (m) kb += Number(m[1]);
+    }
+  }
+  return kb;
+}
+
 /** Thread count of one process. */
 export function threads(pid) {
   return tasks(pid).length;

@@ -10,6 +10,13 @@
 //              app-level ping the engine sends (tool channel, every 15 s) and the pong it then reads,
 //              and each keep-alive comment on an event stream (every 15 s). Wakeups above that are
 //              timers beyond the spec's pings (WebSocket protocol pings are counted and shown apart).
+//   touched    the private memory (heap, stacks, data) the engine touched during the window, in KB,
+//              from the pages' accessed bits (/proc/<pid>/clear_refs at its start, the Referenced kB
+//              of its rw-p mappings in smaps at its end; code pages are left out, as any process that
+//              shares them marks them too): the pages each ping slot finds cold. On a VM a cold
+//              page's first touch after an idle spell costs from a fraction of a µs to several, by the
+//              hour; the count is the same at every hour, so it shows what the engine's layout costs
+//              where the CPU figure cannot.
 // Beside it, the idle floor (bench/floors/idle.c): a C program that keeps the same 100 channels and 100
 // streams alive and does nothing else: the same ping, pong and keep-alive on each, on the engine's 1 s
 // grid, no framing or parsing. What it spends is what keeping those connections costs on this machine.
@@ -18,7 +25,7 @@ import net from 'node:net';
 import { sleep } from '../../tests/e2e/lib/engine.mjs';
 import { holdSessions, SESSIONS_PER_ORIGIN } from '../../tests/e2e/lib/load.mjs';
 import { startFloorIdle, startLoadEngine } from '../lib/contenders.mjs';
-import { threads, usageWindow } from '../lib/procfs.mjs';
+import { clearTouched, threads, touchedKb, usageWindow } from '../lib/procfs.mjs';
 
 const SESSIONS = 100;
 
@@ -90,6 +97,7 @@ export default {
     allowed_per_session_min: { label: 'allowed by pings, per session per minute', unit: '', better: 'lower' },
     wakeups_vs_allowed: { label: 'wakeups / allowed', unit: '×', better: 'lower' },
     ws_pings_per_session_min: { label: 'WebSocket ping frames per session per minute', unit: '', better: 'lower' },
+    touched_kb: { label: 'memory touched while idle', unit: 'KB', better: 'lower' },
     involuntary: { label: 'involuntary switches', unit: '', better: 'lower' },
     threads: { label: 'engine threads', unit: '', better: 'lower' },
   },
@@ -121,7 +129,9 @@ export default {
       await sleep(2000);  // the setup's last answers and acks are not idleness
       const r0 = peers.received();
       const w = usageWindow(server.pids());
+      clearTouched(server.pids());
       await sleep(ctx.state.windowMs);
+      const touched = touchedKb(server.pids());
       const u = w.stop();
       const r1 = peers.received();
       if (peers.open() !== 2 * SESSIONS) {
@@ -139,6 +149,7 @@ export default {
           allowed_per_session_min: perSessionMin(allowed),
           wakeups_vs_allowed: allowed ? u.voluntary / allowed : null,
           ws_pings_per_session_min: perSessionMin(d.wsPings),
+          touched_kb: touched,
           involuntary: u.involuntary,
           threads: threads(server.pid),
         },

@@ -22,10 +22,7 @@ asio::awaitable<void> Flow::wait() {
   co_await changed_.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
-Subscriber::~Subscriber() {
-  *self_ = nullptr;
-  room_changed();
-}
+Subscriber::~Subscriber() { room_changed(); }
 
 void Subscriber::push(Event e, bool defer) {
   if (ended_) return;
@@ -107,16 +104,11 @@ asio::awaitable<Subscriber::Next> Subscriber::next(std::chrono::milliseconds idl
 // that starts later than the armed one leaves the timer alone.
 void Subscriber::watch_idle(TimePoint at) {
   wait_idle_at_ = at;
-  if (idle_armed_ && idle_timer_.expiry() <= at) return;
-  idle_armed_ = true;
-  idle_timer_.expires_at(at);  // a wait pending for a later time ends aborted; this one replaces it
-  idle_timer_.async_wait([self = self_](boost::system::error_code ec) {
-    if (!ec && *self) (*self)->on_idle_timer();
-  });
+  if (idle_timer_.armed() && idle_timer_.expiry() <= at) return;
+  idle_timer_.arm(at, [this] { on_idle_timer(); });  // replaces a call pending for a later time
 }
 
 void Subscriber::on_idle_timer() {
-  idle_armed_ = false;
   if (!waiting_) return;  // the writer is busy: its next wait arms the timer again
   if (std::chrono::steady_clock::now() < wait_idle_at_) {
     watch_idle(wait_idle_at_);  // events came meanwhile: the current wait started later

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/events.hpp"
+#include "core/timer_grid.hpp"
 
 namespace leuria::core {
 
@@ -115,17 +116,14 @@ class Subscriber {
   // timer armed per event was the engine's earliest, and Asio reprograms its timerfd whenever the
   // earliest timer is armed, a system call per token (bench scenario 2, paced).
   boost::asio::steady_timer wake_;
-  boost::asio::steady_timer idle_timer_;
+  GridTimer idle_timer_;  // on the grid: the keep-alives of idle streams due together fire together
   using TimePoint = std::chrono::steady_clock::time_point;
   bool waiting_ = false;      // next() is waiting
   bool deferred_ = false;     // deferred text is queued for deliver()
   bool flush_ = false;        // woken to flush what a direct write left
   std::chrono::milliseconds idle_after_{0};  // the waiter's keep-alive period
   std::function<bool()> direct_;
-  bool idle_armed_ = false;   // idle_timer_ has a wait pending
   TimePoint wait_idle_at_{};  // when the waiter's wait becomes idle
-  // What the keep-alive's handler holds: it may run after we are gone (null then).
-  std::shared_ptr<Subscriber*> self_ = std::make_shared<Subscriber*>(this);
   std::shared_ptr<Flow> flow_;
   void watch_idle(TimePoint at);
   void on_idle_timer();

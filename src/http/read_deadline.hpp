@@ -4,13 +4,14 @@
 // cancelled a timer for every request instead, and each arming of the earliest timer is a
 // timerfd_settime system call (bench scenario 1: one per request on a kept-alive connection).
 // Also the deadline for a model server's next piece of a body (client.cpp) and for a WebSocket's
-// next frame (websocket.cpp), which move at every read the same way.
+// next frame (websocket.cpp), which move at every read the same way. The timer is a core::GridTimer:
+// one Asio timer for all the connections' deadlines due at the same time (core/timer_grid.hpp).
 #pragma once
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
-#include <memory>
+
+#include "core/timer_grid.hpp"
 
 namespace leuria::http {
 
@@ -28,7 +29,7 @@ class ReadDeadline {
   ReadDeadline& operator=(const ReadDeadline&) = delete;
 
   // Touches only this object, which lives in the reading coroutine's frame (warm at every read), not the
-  // timer's state: with 1,000 streams every stream's state is cold at each read (bench scenario 7, perf).
+  // grid's lists: with 1,000 streams every stream's state is cold at each read (bench scenario 7, perf).
   void set(std::chrono::steady_clock::duration from_now);
   void clear();  // no deadline until the next set()
   // No deadline, and no timer left to fire at the old one: for a connection that now streams or
@@ -37,16 +38,14 @@ class ReadDeadline {
 
  private:
   using Clock = std::chrono::steady_clock;
-  struct State;  // what the timer's handler holds: it may outlive this object
   void arm();
   void on_timer();
   Clock::time_point due() const;  // when the timer is to fire for at_
 
   Clock::time_point at_ = Clock::time_point::max();  // max: none
-  Clock::time_point armed_for_{};                   // the pending wait's expiry, while armed_
-  bool armed_ = false;                              // a wait is pending on the timer
   Clock::duration coalesce_{};
-  std::shared_ptr<State> state_;
+  std::function<void()> on_expiry_;
+  core::GridTimer timer_;  // last: disarmed first, before what its call uses goes
 };
 
 }  // namespace leuria::http

@@ -45,20 +45,19 @@ std::optional<std::string> PageSocketLink::refuse_arguments(std::string_view arg
 void PageSocketLink::close() {
   closing_ = true;
   wake_.cancel();
-  ping_timer_.cancel();
+  ping_timer_.disarm();
 }
 
 // The ping has a timer of its own, on the grid of core::coalesced, armed once a period: when the
 // writer's wait for its next message was the ping's timer, every message cancelled it and armed it
 // again, and arming the earliest timer is a timerfd_settime system call (bench scenario 6: one per
-// message). The handler holds only a weak pointer: a link that is gone is not kept for its ping.
+// message). A GridTimer's pending call is dropped with it: the call needs no hold on the link.
 void PageSocketLink::arm_ping() {
-  ping_timer_.expires_at(core::coalesced(std::chrono::steady_clock::now() + ping_every_, ping_every_));
-  ping_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
-    auto self = weak.lock();
-    if (ec || !self || self->closing_) return;
-    self->enqueue(encode_ping());
-    self->arm_ping();
+  if (closing_) return;  // closed before the writer began (the session had ended): nothing to ping
+  ping_timer_.arm(core::coalesced(std::chrono::steady_clock::now() + ping_every_, ping_every_), [this] {
+    if (closing_) return;
+    enqueue(encode_ping());
+    if (!closing_) arm_ping();  // enqueue closes a channel whose page stopped reading
   });
 }
 

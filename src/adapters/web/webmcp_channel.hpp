@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/session.hpp"
+#include "core/timer_grid.hpp"
 #include "http/message.hpp"
 
 namespace leuria::web {
@@ -50,7 +51,7 @@ class PageSocketLink final : public core::PageLink, public std::enable_shared_fr
   http::WebSocket* parked_ = nullptr;  // the writer's socket while it waits on wake_: enqueue may write to it
   bool flush_ = false;                     // a message enqueue wrote is half-sent: the writer sends the rest first
   boost::asio::steady_timer wake_;  // the writer waits here for a message
-  boost::asio::steady_timer ping_timer_;
+  core::GridTimer ping_timer_;  // on the grid: the pings of idle channels due together go together
   boost::asio::steady_timer writer_done_;  // run() waits here for the writer, unless writer_finished_
   bool writer_finished_ = false;
 };
