@@ -128,10 +128,11 @@ export default {
       }
       await sleep(2000);  // the setup's last answers and acks are not idleness
       const r0 = peers.received();
-      const w = usageWindow(server.pids());
-      clearTouched(server.pids());
+      const pids = server.pids();
+      const w = usageWindow(pids);
+      clearTouched(pids);
       await sleep(ctx.state.windowMs);
-      const touched = touchedKb(server.pids());
+      const touched = touchedKb(pids);
       const u = w.stop();
       const r1 = peers.received();
       if (peers.open() !== 2 * SESSIONS) {

@@ -76,10 +76,16 @@ void TimerGrid::shutdown() {
   // `calls` goes last, when the lists it might touch through a timer's destructor are all empty.
 }
 
+TimerGrid::Slots::iterator TimerGrid::slot(Clock::time_point at) {
+  auto [it, fresh] = slots_.try_emplace(at);
+  if (fresh) it->second.prev = it->second.next = &it->second;  // an empty list: its sentinel alone
+  return it;
+}
+
+void TimerGrid::wake_for_earliest() { wake_at(slots_.empty() ? Clock::time_point::max() : slots_.begin()->first); }
+
 void TimerGrid::link(GridTimer& t) {
-  auto [it, fresh] = slots_.try_emplace(t.at_);
-  if (fresh) it->second.prev = it->second.next = &it->second;
-  insert_before(it->second, t);
+  insert_before(slot(t.at_)->second, t);
   if (!firing_ && t.at_ < wakeup_at_) wake_at(t.at_);
 }
 
@@ -93,7 +99,7 @@ void TimerGrid::unlink(GridTimer& t) {
   slots_.erase(it);
   // Not woken for nothing: a connection that starts streaming stops its deadline, and each such
   // wakeup is one the engine need not take.
-  if (earliest && !firing_) wake_at(slots_.empty() ? Clock::time_point::max() : slots_.begin()->first);
+  if (earliest && !firing_) wake_for_earliest();
 }
 
 void TimerGrid::wake_at(Clock::time_point at) {
@@ -130,20 +136,17 @@ void TimerGrid::on_wakeup() {
       } catch (...) {  // a broken promise, but the rest of the slot is not lost with it
         put_back(due, at);
         firing_ = false;
-        wakeup_at_ = Clock::time_point::max();
-        if (!slots_.empty()) wake_at(slots_.begin()->first);
+        wake_for_earliest();
         throw;
       }
     }
   }
   firing_ = false;
-  wakeup_at_ = Clock::time_point::max();  // this wait is over
-  if (!slots_.empty()) wake_at(slots_.begin()->first);
+  wake_for_earliest();  // this wait is over
 }
 
 void TimerGrid::put_back(Link& due, Clock::time_point at) {
-  auto [it, fresh] = slots_.try_emplace(at);
-  if (fresh) it->second.prev = it->second.next = &it->second;
+  auto it = slot(at);
   while (due.prev != &due) {  // ahead of any armed for `at` meanwhile: they were armed later
     Link* t = due.prev;
     remove(*t);

@@ -78,6 +78,9 @@ class TimerGrid : public boost::asio::execution_context::service {
   friend class GridTimer;
   using Link = grid_detail::Link;
 
+  using Slots = std::map<Clock::time_point, Link>;
+  Slots::iterator slot(Clock::time_point at);  // the list for `at`, made empty if there is none
+  void wake_for_earliest();                    // wakeup_ set for the earliest slot, or cancelled
   void link(GridTimer& t);
   void unlink(GridTimer& t);
   void wake_at(Clock::time_point at);
@@ -86,7 +89,7 @@ class TimerGrid : public boost::asio::execution_context::service {
   void shutdown() override;
 
   // Stable addresses: a slot's sentinel is linked to by its timers.
-  std::map<Clock::time_point, Link> slots_;
+  Slots slots_;
   std::optional<boost::asio::steady_timer> wakeup_;  // made with the first GridTimer's executor
   Clock::time_point wakeup_at_ = Clock::time_point::max();  // what wakeup_ waits for; max: nothing
   bool firing_ = false;  // on_wakeup is calling timers: it arms wakeup_ itself when done
