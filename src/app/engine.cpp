@@ -28,6 +28,7 @@ extern char** environ;
 #include "store/grants_file.hpp"
 #include "store/home_watch.hpp"
 #include "store/home.hpp"
+#include "transport/child_process.hpp"
 #include "transport/listener.hpp"
 
 namespace leuria::app {
@@ -215,11 +216,19 @@ int run_engine(const StartOptions& o) {
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
     asio::steady_timer grace(ioc);  // agents' last moment before the engine stops
     signals.async_wait([&](boost::system::error_code, int) {
-      spdlog::info("event=engine.stopping");
       boost::system::error_code ignored;
       acceptor.close(ignored);
-      sessions.end_all();  // agents get SIGTERM now, SIGKILL if they linger
-      grace.expires_after(std::chrono::milliseconds(200));
+      // Agents get SIGTERM now (SIGKILL if they linger), and the pages of live sessions their last
+      // event. With neither (no live session, no agent process still exiting) there is nothing to
+      // wait for, and the engine stops at once, as a stopped nginx does: a wait here delays whatever
+      // starts the engine again (bench scenario 10, docs/PERFORMANCE.md).
+      const std::size_t live = sessions.end_all();
+      const bool children = transport::has_child_processes();
+      const auto wait = live > 0 || children ? std::chrono::milliseconds(200) : std::chrono::milliseconds(0);
+      spdlog::info("event=engine.stopping live_sessions={} child_processes={} grace_ms={}", live, children,
+                   wait.count());
+      if (wait.count() == 0) return ioc.stop();
+      grace.expires_after(wait);
       grace.async_wait([&ioc](boost::system::error_code) { ioc.stop(); });
     });
 

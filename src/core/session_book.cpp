@@ -144,7 +144,7 @@ void SessionBook::end_origin(const std::string& origin) {
   for (auto& s : live) s->end(SessionStatus::cancelled);
 }
 
-void SessionBook::end_all() {
+std::size_t SessionBook::end_all() {
   std::vector<std::shared_ptr<Session>> live;
   for (auto& [id, s] : sessions_)
     if (!is_final(s->status())) live.push_back(s);
@@ -153,6 +153,7 @@ void SessionBook::end_all() {
   for (auto& [id, t] : expiry_) t->cancel();
   sweep_timer_.cancel();
   sweep_armed_ = false;
+  return live.size();
 }
 
 }  // namespace leuria::core

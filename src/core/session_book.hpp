@@ -38,7 +38,8 @@ class SessionBook {
   std::shared_ptr<Session> find_by_channel_token(std::string_view token) const;
   // Revocation, or a change of the site's AI: its live sessions end (cancelled) at once.
   void end_origin(const std::string& origin);
-  void end_all();
+  // Every live session ends (cancelled); returns how many were live.
+  std::size_t end_all();
 
   const SessionLimits& limits() const { return limits_; }
 

@@ -194,6 +194,12 @@ bool holds_pipe(const std::string& pid, const std::vector<unsigned long>& inodes
 
 }  // namespace
 
+bool has_child_processes() {
+  siginfo_t info{};
+  // ECHILD: none at all. Otherwise a child exists, whether or not one has exited (si_pid says which).
+  return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
 int kill_processes_holding(const std::string& tag_entry, const std::vector<unsigned long>& pipe_inodes) {
   int signalled = 0;
   const std::string self = std::to_string(::getpid());

@@ -121,6 +121,10 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
 std::optional<std::string> find_in_path(const std::string& name,
                                         std::optional<std::string_view> path = std::nullopt);
 
+// Whether this process has a child process, running or exited and not yet reaped. Reaps nothing
+// (waitid with WNOWAIT), so each child's own watch still sees its exit.
+bool has_child_processes();
+
 // SIGKILLs every process of ours (other than this one) whose environment holds `tag_entry`
 // ("NAME=value") or that holds one of `pipe_inodes` open. Returns how many it signalled.
 // Reads /proc; a few milliseconds on a desktop, done only when a child has exited.

@@ -580,6 +580,9 @@ describe('ACP backend', { timeout: 120000 }, () => {
     await eng.stop();
     await assertGone(rec.pid, 3000);
     assert.ok(!pidExists(rec.pid));
+    // The agent had its grace: the engine waited before it stopped.
+    const stopping = eng.stderrLines.find((l) => l.includes('event=engine.stopping'));
+    assert.match(stopping ?? '', /live_sessions=1 child_processes=true grace_ms=200/, eng.stderrLines.join('\n'));
   });
 
   it('a command that does not exist fails the session with a plain message', async () => {

@@ -120,6 +120,9 @@ describe('cli', { timeout: 60000 }, () => {
       const info = await eng.stop();
       assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
       assert.notEqual(info.signal, 'SIGKILL', 'had to be killed');
+      // Nothing live and no agent process: it stops at once, without the agents' grace.
+      const stopping = eng.stderrLines.find((l) => l.includes('event=engine.stopping'));
+      assert.match(stopping ?? '', /live_sessions=0 child_processes=false grace_ms=0/, eng.stderrLines.join('\n'));
     });
   });
 

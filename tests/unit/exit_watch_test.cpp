@@ -139,3 +139,33 @@ TEST(ExitWatchDeathTest, WithoutPidfdOpenAChildStillReportsItsLinesItsExitAndIts
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(run_children_without_pidfd_open(), testing::ExitedWithCode(0), "");
 }
+
+// The engine's stop waits for agents only while it has a child process: has_child_processes must
+// see a running child and an exited, unreaped one, and reap neither. Checked in a forked helper, which
+// has no children but its own (the test binary may have others).
+TEST(ExitWatch, HasChildProcessesSeesRunningAndUnreapedChildrenAndReapsNone) {
+  const pid_t helper = ::fork();
+  ASSERT_GE(helper, 0);
+  if (helper == 0) {
+    if (transport::has_child_processes()) ::_exit(1);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    if (!transport::has_child_processes()) ::_exit(2);  // running
+    ::kill(child, SIGKILL);
+    siginfo_t info{};
+    if (::waitid(P_PID, child, &info, WEXITED | WNOWAIT) != 0) ::_exit(3);
+    if (!transport::has_child_processes()) ::_exit(4);  // exited, not reaped
+    if (::waitpid(child, nullptr, WNOHANG) != child) ::_exit(5);  // still there to reap
+    if (transport::has_child_processes()) ::_exit(6);  // reaped
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(helper, &status, 0), helper);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a child seen where there is none; 2: a running child missed; "
+                                       "3: waitid failed; 4: an unreaped child missed; 5: it reaped the child; "
+                                       "6: a reaped child still seen";
+}
