@@ -219,9 +219,9 @@ int run_engine(const StartOptions& o) {
       boost::system::error_code ignored;
       acceptor.close(ignored);
       // Agents get SIGTERM now (SIGKILL if they linger), and the pages of live sessions their last
-      // event. With neither (no live session, no agent process still exiting) there is nothing to
-      // wait for, and the engine stops at once, as a stopped nginx does: a wait here delays whatever
-      // starts the engine again (bench scenario 10, docs/PERFORMANCE.md).
+      // event. With neither (no live session, and no child process: no agent still exiting) there is
+      // nothing to wait for, and the engine stops at once, as a stopped nginx does: a wait here delays
+      // whatever starts the engine again (bench scenario 10, docs/PERFORMANCE.md).
       const std::size_t live = sessions.end_all();
       const bool children = transport::has_child_processes();
       const auto wait = live > 0 || children ? std::chrono::milliseconds(200) : std::chrono::milliseconds(0);

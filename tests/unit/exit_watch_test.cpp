@@ -1,5 +1,6 @@
 // A child's exit watched without pidfd_open: the thread's way directly, and a whole ChildProcess in a
-// process where a seccomp filter makes pidfd_open fail, as an older container profile does.
+// process where a seccomp filter makes pidfd_open fail, as an older container profile does. And
+// has_child_processes, which the engine's stop asks.
 #include <gtest/gtest.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
