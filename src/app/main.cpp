@@ -13,6 +13,9 @@
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
+  // Started with SIGCHLD ignored (a launcher's choice, inherited through exec), the kernel would reap
+  // agents by itself: their exit codes would be lost, and the stop's check for child processes blind.
+  std::signal(SIGCHLD, SIG_DFL);
   // A fixed threshold for serving an allocation from mmap (glibc's default, 128 KB). Left dynamic,
   // glibc raises it to the size of each large block freed: a turn's text, which grows by doubling,
   // soon moves every allocation under a few MB to the heap, where the blocks freed as concurrent turns

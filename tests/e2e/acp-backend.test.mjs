@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   startFakeEngine, stopAll, sessionApi, pairCli, runCli, web, poll, sleep, freshOrigin, waitPidGone, pidExists,
-  procStat, ADMIN_TOKEN, FAKE_ACP, pageSession,
+  procStat, ADMIN_TOKEN, FAKE_ACP, pageSession, BIN, useEngineBinary,
 } from './helpers.mjs';
 import { startSessionTurn as run } from './helpers.mjs';
 import { childrenOf } from './lib/proc.mjs';
@@ -474,6 +474,29 @@ describe('ACP backend', { timeout: 120000 }, () => {
     assert.equal(g.json.status, 'failed');
     assert.equal(g.json.error, 'Agent exited with code 3');
     await assertGone((await agentStart(eng)).pid, 3000);
+  });
+
+  it('started with SIGCHLD ignored (a launcher may pass that on), the engine still learns an agent\'s exit code', async () => {
+    // Ignored, the kernel reaps children itself, and the exit code 3 would read as 0 (a completed turn).
+    const dir = fs.mkdtempSync(path.join(TMP, 'leuria-sigchld-'));
+    const wrapper = path.join(dir, 'leuria-sigchld-ignored');
+    // perl (Debian's perl-base is essential): dash's `trap '' CHLD` leaves SIGCHLD as it was.
+    fs.writeFileSync(wrapper, `#!/bin/sh\nexec perl -e '$SIG{CHLD} = "IGNORE"; exec { $ARGV[0] } @ARGV or die "exec: $!"' '${BIN}' "$@"\n`, { mode: 0o755 });
+    const before = useEngineBinary(wrapper);
+    let eng;
+    try {
+      eng = await startFakeEngine({ mode: 'crash-on-prompt' });
+    } finally {
+      useEngineBinary(before);
+    }
+    try {
+      const { api, id, stream } = await run(eng, { prompt: 'hi' });
+      assert.equal((await stream.waitFor('failed', 8000)).data, 'Agent exited with code 3');
+      assert.equal((await api.get(id)).json.status, 'failed');
+    } finally {
+      await eng.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('an agent that exits 0 mid-turn completes the session', async () => {

@@ -150,11 +150,15 @@ TEST(ExitWatch, HasChildProcessesSeesRunningAndUnreapedChildrenAndReapsNone) {
   if (helper == 0) {
     if (transport::has_child_processes()) ::_exit(1);
     const pid_t child = ::fork();
+    if (child < 0) ::_exit(7);
     if (child == 0) {
       ::pause();
       ::_exit(0);
     }
-    if (!transport::has_child_processes()) ::_exit(2);  // running
+    if (!transport::has_child_processes()) {  // running
+      ::kill(child, SIGKILL);
+      ::_exit(2);
+    }
     ::kill(child, SIGKILL);
     siginfo_t info{};
     if (::waitid(P_PID, child, &info, WEXITED | WNOWAIT) != 0) ::_exit(3);
@@ -168,5 +172,5 @@ TEST(ExitWatch, HasChildProcessesSeesRunningAndUnreapedChildrenAndReapsNone) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a child seen where there is none; 2: a running child missed; "
                                        "3: waitid failed; 4: an unreaped child missed; 5: it reaped the child; "
-                                       "6: a reaped child still seen";
+                                       "6: a reaped child still seen; 7: fork failed";
 }

@@ -157,6 +157,9 @@ export async function startEngine(opts = {}) {
   };
   splitLines(proc.stdout, onLine);
   if (!stderrPath) splitLines(proc.stderr, (l) => stderrLines.push(l));
+  // Node may report the exit before it has read the pipe's last lines (the stop's log line, a
+  // sanitizer's report): stop() waits for the pipe to close too. Agents never hold the engine's stderr.
+  const stderrClosed = stderrPath ? Promise.resolve() : new Promise((resolve) => proc.stderr.once('close', resolve));
 
   /** Wait for a stdout line matching `matcher` at index >= from (default 0). Resolves with the line. */
   function waitForLine(matcher, timeoutMs = 5000, { from = 0 } = {}) {
@@ -218,6 +221,7 @@ export async function startEngine(opts = {}) {
       await exited;
       clearTimeout(t);
     }
+    await Promise.race([stderrClosed, new Promise((r) => setTimeout(r, 2000).unref())]);
     readStderr();
     if (ownHome) await fsp.rm(home, { recursive: true, force: true }).catch(() => {});
     // Under the ASan + UBSan build, any report on stderr fails the suite, and a clean stop (SIGTERM)
