@@ -6,10 +6,11 @@
 // every refused one. Also reported: the CPU the process (and its children) spent until then.
 // Each start follows the previous one's exit at once, so how long a contender takes to stop counts: on
 // this guest a start after some 200 ms of idle CPU runs 2-4 ms slower than one after 30 ms (the engine
-// once waited 200 ms at every stop, and its starts read 1.0-1.2x nginx's for that; docs/PERFORMANCE.md,
-// findings, "scenario 10, the stop before the start"). Each start also gets a port of its own: polling a
-// port reused within a minute had one SYN in most starts go unanswered until its retransmission, about
-// 10 ms later (`nstat`'s TcpExtTCPSynRetrans), most likely meeting an earlier start's TIME_WAIT.
+// once waited 200 ms at every stop, and its starts read 1.0-1.2x nginx's for that; it still takes 5-30 ms
+// to exit, nginx a few; docs/PERFORMANCE.md, findings, "the stop before the start", and "the whole run of
+// 00:57"). Each start also gets a port of its own: polling a port reused within a minute had one SYN in
+// most starts go unanswered until its retransmission, about 10 ms later (`nstat`'s TcpExtTCPSynRetrans),
+// most likely meeting an earlier start's TIME_WAIT.
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
